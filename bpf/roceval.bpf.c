@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * roceval XDP program: validates every RoCEv2 frame it sees and counts what
+ * is wrong.  The same object runs live at the driver hook (roceval_xdp) and
+ * offline over a capture (roceval_replay, fed batches of frames through
+ * BPF_PROG_TEST_RUN), so a capture is judged exactly as live traffic is.
+ *
+ * Every frame is read with bpf_xdp_load_bytes() rather than direct packet
+ * access: it works the same on linear and multi-buffer frames and on a frame
+ * at any offset of a replay batch, and costs one small copy per frame.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "roceval.h"
+#include "roceval_crc.bpf.h"
+
+#define ETH_HLEN 14
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+#define IPPROTO_UDP_NR 17
+#define IPV6_NEXTHDR_FRAGMENT 44
+#define IPV4_HLEN 20
+#define IPV6_HLEN 40
+#define UDP_HLEN 8
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct roceval_scratch {
+	__u8 l2l4[ROCEVAL_L2L4_MAX];
+	/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
+	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
+	__u64 rules;	 /* rules the current frame broke */
+	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
+	__u32 pad;
+};
+
+/*
+ * Per-CPU counters need no atomics: XDP runs with migration disabled, so a
+ * CPU's slot is only ever written by the program instance running on it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct roceval_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct roceval_settings);
+} settings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct roceval_scratch);
+} scratch SEC(".maps");
+
+static __always_inline __u16 rd16(const __u8 *p)
+{
+	return (__u16)p[0] << 8 | p[1];
+}
+
+static __always_inline __u32 rd32(const __u8 *p)
+{
+	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+static __always_inline bool is_roce_port(const struct roceval_settings *cfg, __u16 dport)
+{
+	if (dport == ROCE_UDP_PORT)
+		return true;
+#pragma unroll
+	for (int i = 0; i < ROCEVAL_MAX_PORTS; i++)
+		if (cfg->ports[i] && cfg->ports[i] == dport)
+			return true;
+	return false;
+}
+
+static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u16 pkey)
+{
+	__u32 n = cfg->n_pkeys;
+
+	if (!(pkey & 0x7FFF))
+		return false;
+	if (!n)
+		return true;
+#pragma unroll
+	for (int i = 0; i < ROCEVAL_MAX_PKEYS; i++)
+		if (i < n && (cfg->pkeys[i] & 0x7FFF) == (pkey & 0x7FFF))
+			return true;
+	return false;
+}
+
+/*
+ * The rules a frame broke are collected in the scratch map, not in a local:
+ * a local bit mask is a known constant on every path, so each combination
+ * of violations would be a distinct verifier state and nothing would prune.
+ */
+#define VIOLATE(r)                                     \
+	do {                                           \
+		s->rules |= 1ULL << RULE_##r;          \
+		cnt->rule[RULE_##r]++;                 \
+	} while (0)
+
+/* What the L2-L4 parse learned about a RoCEv2 frame. */
+struct l4info {
+	__u32 l3;	/* offset of the IP header from the frame start */
+	__u32 iphl;	/* IP header length (IPv4 with options, or 40) */
+	__u32 iplen;	/* datagram length the IP header claims */
+	__u32 udplen;
+	__u8 ipv6;
+	__u8 ecn;
+	__u8 fragment;
+};
+
+/*
+ * Ethernet, up to two VLAN tags, IPv4/IPv6, UDP.  Returns 1 for a frame to a
+ * RoCEv2 port, 0 for anything else (which roceval leaves alone).
+ */
+static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct roceval_settings *cfg,
+				      struct l4info *li)
+{
+	__u32 off = ETH_HLEN;
+	__u16 proto = rd16(h + 12);
+	__u32 l4;
+
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		if (proto != ETH_P_8021Q && proto != ETH_P_8021AD)
+			break;
+		if (off + 4 > n)
+			return 0;
+		proto = rd16(h + off + 2);
+		off += 4;
+	}
+	li->l3 = off;
+
+	if (proto == ETH_P_IP) {
+		__u8 vihl, ihl;
+		__u16 frag;
+
+		if (off + IPV4_HLEN > n)
+			return 0;
+		vihl = h[off];
+		ihl = vihl & 0x0F;
+		if ((vihl >> 4) != 4 || ihl < 5 || h[off + 9] != IPPROTO_UDP_NR)
+			return 0;
+		frag = rd16(h + off + 6);
+		if (frag & 0x1FFF) /* a later fragment: no UDP header to look at */
+			return 0;
+		li->iphl = ihl * 4;
+		l4 = off + li->iphl;
+		if (l4 + UDP_HLEN > n)
+			return 0;
+		li->ipv6 = 0;
+		li->ecn = h[off + 1] & 3;
+		li->iplen = rd16(h + off + 2);
+		li->fragment = (frag & 0x2000) != 0;
+	} else if (proto == ETH_P_IPV6) {
+		__u8 nh;
+
+		if (off + IPV6_HLEN > n)
+			return 0;
+		if ((h[off] >> 4) != 6)
+			return 0;
+		nh = h[off + 6];
+		li->iphl = IPV6_HLEN;
+		li->ipv6 = 1;
+		li->ecn = (h[off + 1] >> 4) & 3;
+		li->iplen = IPV6_HLEN + rd16(h + off + 4);
+		li->fragment = 0;
+		l4 = off + IPV6_HLEN;
+		if (nh == IPV6_NEXTHDR_FRAGMENT) {
+			/* RoCEv2 has UDP right after the fixed header; a fragment
+			 * header means fragmentation, which NICs cannot validate. */
+			if (l4 + 8 + UDP_HLEN > n)
+				return 0;
+			if (rd16(h + l4 + 2) & 0xFFF8) /* offset != 0 */
+				return 0;
+			nh = h[l4];
+			l4 += 8;
+			li->fragment = 1;
+		}
+		if (nh != IPPROTO_UDP_NR || l4 + UDP_HLEN > n)
+			return 0;
+	} else {
+		return 0;
+	}
+
+	if (!is_roce_port(cfg, rd16(h + l4 + 2)))
+		return 0;
+	li->udplen = rd16(h + l4 + 4);
+	return 1;
+}
+
+/* rocev2.md section 5: the variant fields become all ones. */
+static __always_inline void icrc_mask(__u8 *buf, __u32 iphl, bool ipv6)
+{
+	const __u32 ip = ROCE_LRH_MASK_LEN;
+	__u32 udp = ip + (iphl & 63);
+
+	*(__u64 *)buf = ~0ULL;
+	if (ipv6) {
+		buf[ip] |= 0x0F; /* traffic class high nibble */
+		buf[ip + 1] = 0xFF;
+		buf[ip + 2] = 0xFF;
+		buf[ip + 3] = 0xFF; /* traffic class low nibble and flow label */
+		buf[ip + 7] = 0xFF; /* hop limit */
+	} else {
+		buf[ip + 1] = 0xFF; /* TOS */
+		buf[ip + 8] = 0xFF; /* TTL */
+		buf[ip + 10] = 0xFF;
+		buf[ip + 11] = 0xFF; /* header checksum */
+	}
+	buf[udp + 6] = 0xFF;
+	buf[udp + 7] = 0xFF;		    /* UDP checksum */
+	buf[udp + UDP_HLEN + 4] = 0xFF; /* BTH FECN, BECN, Resv6 */
+}
+
+/* Checks on the payload size for the opcode's payload rule; returns true if broken. */
+static __always_inline bool payload_size_bad(const struct roce_op *op, __u32 payload, __u32 pmtu_cfg,
+					     const __u8 *reth)
+{
+	__u32 limit = pmtu_cfg ? pmtu_cfg : ROCE_PMTU_MAX;
+
+	switch (op->payload) {
+	case PL_NONE:
+		return payload != 0;
+	case PL_PMTU:
+		return pmtu_cfg ? payload != pmtu_cfg : !ROCE_PMTU_IS_LEGAL(payload);
+	case PL_LAST:
+		return payload == 0 || payload > limit;
+	case PL_ONLY:
+		if (payload > limit)
+			return true;
+		return (op->flags & OPF_DMALEN) && reth && rd32(reth + 12) != payload;
+	case PL_EIGHT:
+		return payload != 8;
+	}
+	return false;
+}
+
+/*
+ * Validates one frame of `len` bytes starting at `base` in the XDP buffer.
+ * A global function: the verifier checks it once, not once per caller, and
+ * the replay program calls it in a loop.
+ */
+__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
+{
+	__u32 zero = 0;
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct l4info li = {};
+	__u64 n, copy;
+	__u32 avail, dlen, tlen, bth, hdrs, area, payload, need;
+	bool check_icrc;
+	const struct roce_op *op = 0;
+	__u8 opcode, b1, transport, padcnt;
+	__u8 *buf;
+
+	if (!ctx || !cnt || !cfg || !s)
+		return XDP_PASS;
+	cnt->total[TOTAL_FRAMES]++;
+	s->rules = 0;
+
+	n = len < ROCEVAL_L2L4_MAX ? len : ROCEVAL_L2L4_MAX;
+	/* Make clang bounds-check the very register the helper receives. */
+	barrier_var(n);
+	if (n < ETH_HLEN || n > ROCEVAL_L2L4_MAX)
+		return XDP_PASS;
+	if (bpf_xdp_load_bytes(ctx, base, s->l2l4, n))
+		return XDP_PASS;
+	if (!parse_l2l4(s->l2l4, n, cfg, &li))
+		return XDP_PASS;
+
+	cnt->total[TOTAL_ROCE]++;
+	if (li.ecn == 3)
+		VIOLATE(ECN_CE);
+	if (li.fragment) {
+		VIOLATE(IP_FRAGMENT);
+		cnt->total[TOTAL_ICRC_UNCHECKED]++;
+		goto verdict;
+	}
+
+	/* Lengths come from IP and UDP, never from the frame: Ethernet pads short frames. */
+	avail = len - li.l3;
+	if (li.iplen > avail || li.iplen < li.iphl + UDP_HLEN || li.udplen < UDP_HLEN ||
+	    li.udplen > li.iplen - li.iphl || li.udplen - UDP_HLEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+		VIOLATE(TRUNCATED);
+		cnt->total[TOTAL_ICRC_UNCHECKED]++;
+		goto verdict;
+	}
+	dlen = li.iphl + li.udplen;
+	tlen = li.udplen - UDP_HLEN;
+
+	check_icrc = dlen <= ROCEVAL_MAX_DATAGRAM;
+	if (check_icrc && cfg->icrc_sample > 1) {
+		if (++s->icrc_tick < cfg->icrc_sample) {
+			check_icrc = false;
+			cnt->total[TOTAL_ICRC_SKIPPED]++;
+		} else {
+			s->icrc_tick = 0;
+		}
+	} else if (!check_icrc) {
+		cnt->total[TOTAL_ICRC_UNCHECKED]++;
+	}
+
+	copy = check_icrc ? dlen : (dlen < ROCEVAL_HDR_COPY ? dlen : ROCEVAL_HDR_COPY);
+	barrier_var(copy);
+	if (copy < 1 || copy > ROCEVAL_MAX_DATAGRAM)
+		goto verdict;
+	buf = s->buf;
+	if (bpf_xdp_load_bytes(ctx, base + li.l3, buf + ROCE_LRH_MASK_LEN, copy))
+		goto verdict;
+
+	/* Offsets below are masked so the verifier can bound them; they are already in range. */
+	bth = (ROCE_LRH_MASK_LEN + li.iphl + UDP_HLEN) & 127;
+	opcode = buf[bth];
+	b1 = buf[bth + 1];
+	padcnt = (b1 >> 4) & 3;
+	transport = opcode >> 5;
+
+	if (b1 & 0x0F)
+		VIOLATE(TVER);
+	if (!pkey_allowed(cfg, rd16(buf + bth + 2)))
+		VIOLATE(PKEY);
+	if ((cfg->check_resv6 && (buf[bth + 4] & 0x3F)) || (buf[bth + 8] & 0x7F))
+		VIOLATE(RESERVED);
+	if (tlen & 3)
+		VIOLATE(PAD);
+
+	if (transport >= ROCE_TR_VENDOR6) {
+		VIOLATE(OPCODE_VENDOR);
+		goto icrc;
+	}
+	if (transport == ROCE_TR_CNP) {
+		if (opcode != ROCE_OPCODE_CNP) {
+			VIOLATE(OPCODE);
+			goto icrc;
+		}
+		VIOLATE(CNP);
+		if (b1 & 0x80)
+			VIOLATE(SE);
+		if (padcnt)
+			VIOLATE(PAD);
+		if (tlen != ROCE_BTH_LEN + ROCE_CNP_RESERVED_LEN + ROCE_ICRC_LEN) {
+			VIOLATE(PAYLOAD_LENGTH);
+			if (tlen < ROCE_BTH_LEN + ROCE_CNP_RESERVED_LEN + ROCE_ICRC_LEN)
+				goto icrc;
+		}
+		{
+			__u8 rv = 0;
+
+			for (int i = 0; i < ROCE_CNP_RESERVED_LEN; i++)
+				rv |= buf[bth + ROCE_BTH_LEN + i];
+			if (rv)
+				VIOLATE(RESERVED);
+		}
+		goto icrc;
+	}
+
+	op = &roce_ops[opcode & 0x1F];
+	if (!(op->transports & (1u << transport))) {
+		op = 0;
+		VIOLATE(OPCODE);
+		goto icrc;
+	}
+
+	hdrs = roce_transport_hdr_len(transport, op->flags);
+	need = ROCE_BTH_LEN + hdrs + op->xth_len + ROCE_ICRC_LEN;
+	if (tlen < need) {
+		VIOLATE(TRUNCATED);
+		goto icrc;
+	}
+	/* The transport's own headers: Resv8 in RDETH, DETH and XRCETH. */
+	{
+		__u32 x = (bth + ROCE_BTH_LEN) & 255;
+
+		if (transport == ROCE_TR_RD) {
+			if (buf[x] || ((op->flags & OPF_REQUEST) && buf[x + ROCE_RDETH_LEN + 4]))
+				VIOLATE(RESERVED);
+		} else if (transport == ROCE_TR_UD) {
+			if (buf[x + 4])
+				VIOLATE(RESERVED);
+		} else if (transport == ROCE_TR_XRC && hdrs) {
+			if (buf[x])
+				VIOLATE(RESERVED);
+		}
+	}
+
+	area = tlen - need;
+	if (padcnt > area) {
+		VIOLATE(PAD);
+		payload = 0;
+	} else {
+		payload = area - padcnt;
+	}
+	if (padcnt && (op->payload == PL_NONE || op->payload == PL_PMTU))
+		VIOLATE(PAD);
+
+	{
+		__u32 xth = (bth + ROCE_BTH_LEN + hdrs) & 255;
+		const __u8 *reth = op->reth_off != ROCE_NO_HDR ? buf + ((xth + op->reth_off) & 255) : 0;
+
+		if (payload_size_bad(op, payload, cfg->pmtu, reth))
+			VIOLATE(PAYLOAD_LENGTH);
+		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
+			VIOLATE(SE);
+		if (op->atomic_off != ROCE_NO_HDR && (buf[((xth + op->atomic_off) & 255) + 7] & 7))
+			VIOLATE(ATOMIC_ALIGN);
+		if (op->aeth_off != ROCE_NO_HDR) {
+			__u8 syn = buf[(xth + op->aeth_off) & 255];
+
+			switch (syn >> 5) {
+			case 0: /* ACK */
+				break;
+			case 1:
+				VIOLATE(NAK_RNR);
+				break;
+			case 3:
+				switch (syn & 0x1F) {
+				case 0:
+					VIOLATE(NAK_PSN);
+					break;
+				case 1:
+				case 4:
+					VIOLATE(NAK_INVALID);
+					break;
+				case 2:
+					VIOLATE(NAK_ACCESS);
+					break;
+				case 3:
+					VIOLATE(NAK_OPERATIONAL);
+					break;
+				default:
+					VIOLATE(AETH_SYNDROME);
+				}
+				break;
+			default:
+				VIOLATE(AETH_SYNDROME);
+			}
+		}
+	}
+
+icrc:
+	if (check_icrc) {
+		__u32 crc_len = ROCE_LRH_MASK_LEN + dlen - ROCE_ICRC_LEN;
+		__u32 found, expected;
+
+		found = roceval_load_le32(buf, crc_len);
+		icrc_mask(buf, li.iphl, li.ipv6);
+		expected = roceval_crc32(buf, crc_len);
+		if (expected == found) {
+			cnt->total[TOTAL_ICRC_OK]++;
+		} else {
+			cnt->total[TOTAL_ICRC_BAD]++;
+			VIOLATE(ICRC);
+		}
+	}
+
+verdict:
+	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
+		cnt->total[TOTAL_DROPPED]++;
+		return XDP_DROP;
+	}
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int roceval_xdp(struct xdp_md *ctx)
+{
+	return roceval_frame(ctx, 0, bpf_xdp_get_buff_len(ctx));
+}
+
+/*
+ * Offline replay: the input is a batch, a 4-byte little-endian frame count
+ * and then that many records of a 4-byte little-endian length and the
+ * frame (BPF_PROG_TEST_RUN wants at least 14 bytes, so a batch may carry
+ * padding after its records).  Returns how many frames it validated so
+ * userspace can tell a malformed batch from a complete one.
+ */
+SEC("xdp.frags")
+int roceval_replay(struct xdp_md *ctx)
+{
+	__u32 total = bpf_xdp_get_buff_len(ctx);
+	__u32 off = 4, done = 0, nframes;
+
+	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
+		return 0;
+	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES; i++) {
+		__u32 flen;
+
+		if (i >= nframes || off + 4 > total)
+			break;
+		if (bpf_xdp_load_bytes(ctx, off, &flen, sizeof(flen)))
+			break;
+		off += 4;
+		if (flen > total - off)
+			break;
+		roceval_frame(ctx, off, flen);
+		off += flen;
+		done++;
+	}
+	return done;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Everything both the BPF program and userspace compile: map value layouts,
+ * settings, the trace event.  Fixed-width types only, no padding holes, so
+ * the layout is the same on both sides.
+ */
+#ifndef ROCEVAL_H
+#define ROCEVAL_H
+
+#include "roceval_rules.h"
+#include "roceval_proto.h"
+
+#define ROCEVAL_MAX_PORTS 4  /* extra UDP ports validated besides 4791 */
+#define ROCEVAL_MAX_PKEYS 16 /* allowed P_Key list */
+
+/*
+ * Per-CPU scratch that holds one IP datagram for the ICRC: 8 bytes of 0xFF
+ * (the absent LRH), then the datagram.  A power of two so offsets can be
+ * masked into range for the verifier, plus slack so a masked offset plus a
+ * whole CRC block never runs past the end.
+ */
+#define ROCEVAL_SCRATCH_SIZE 16384
+#define ROCEVAL_SCRATCH_MASK (ROCEVAL_SCRATCH_SIZE - 1)
+#define ROCEVAL_SCRATCH_SLACK 512
+#define ROCEVAL_MAX_DATAGRAM (ROCEVAL_SCRATCH_SIZE - ROCE_LRH_MASK_LEN)
+/* Bytes of a frame the L2-L4 parser looks at: 2 VLAN tags, IPv4 with options or IPv6 + fragment header, UDP. */
+#define ROCEVAL_L2L4_MAX 128
+/* Datagram bytes copied when the ICRC is not checked: IP options, UDP, BTH and the largest xTH chain. */
+#define ROCEVAL_HDR_COPY 192
+
+/*
+ * Replay batches: records of a 4-byte little-endian length followed by the
+ * frame, many per BPF_PROG_TEST_RUN call, because one call costs ~0.9 us.
+ */
+#define ROCEVAL_BATCH_MAX_FRAMES 2048
+#define ROCEVAL_BATCH_BYTES (60 * 1024)
+
+struct roceval_counters {
+	__u64 total[TOTAL__COUNT];
+	__u64 rule[RULE__COUNT];
+};
+
+/* Settings that change at run time live in the single-entry "settings" array map. */
+struct roceval_settings {
+	__u32 pmtu;	   /* 0: any legal PMTU for FIRST/MIDDLE, 4096 as the LAST/ONLY limit */
+	__u32 enforce;	   /* 1: XDP_DROP RoCEv2 frames that break an error-severity rule */
+	__u32 icrc_sample; /* check the ICRC on 1 of every N RoCEv2 frames; 0 and 1 mean all */
+	__u32 n_pkeys;	   /* 0: any valid P_Key */
+	__u32 check_resv6; /* 1: count BTH Resv6 under `reserved` (see settings.h) */
+	__u16 ports[ROCEVAL_MAX_PORTS]; /* extra RoCEv2 UDP ports, 0 = unused */
+	__u16 pkeys[ROCEVAL_MAX_PKEYS]; /* compared on the low 15 bits (the partition) */
+	/* Trace: off unless a `roceval trace` is running, so it costs nothing otherwise. */
+	__u32 trace_on;
+	__u32 trace_snaplen;	 /* bytes of the frame in a sample */
+	__u64 trace_rules;	 /* bit per rule; 0 = any violation */
+	__u32 trace_qpn;	 /* DestQP to sample, or ROCEVAL_ANY_QPN */
+	__u32 trace_addr_family; /* 0 any, 4 or 6 */
+	__u8 trace_addr[16];	 /* source or destination address to sample */
+	__u32 trace_rate;	 /* samples per second (token bucket refill) */
+	__u32 trace_burst;	 /* token bucket depth */
+};
+
+#define ROCEVAL_ANY_QPN 0xFFFFFFFFu
+
+#define ROCEVAL_DEFAULT_TRACE_RATE 100
+#define ROCEVAL_DEFAULT_TRACE_BURST 100
+#define ROCEVAL_DEFAULT_SNAPLEN 128
+#define ROCEVAL_MAX_SNAPLEN 9216
+
+/* One sampled frame on the trace ring buffer, followed by cap_len frame bytes. */
+struct roceval_trace_event {
+	__u64 ts_ns; /* bpf_ktime_get_ns() */
+	__u64 rules; /* every rule the frame broke */
+	__u32 ifindex;
+	__u32 frame_len; /* length on the wire */
+	__u32 cap_len;	 /* bytes that follow */
+	__u32 icrc_expected; /* computed over the masked fields, as zlib's crc32() returns it */
+	__u32 icrc_found;    /* the 4 trailing bytes read little-endian */
+	__u32 flags;	     /* ROCEVAL_EV_* */
+};
+
+#define ROCEVAL_EV_ICRC_CHECKED 0x1
+
+#endif /* ROCEVAL_H */

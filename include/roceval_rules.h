@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The one definition of every rule and telemetry counter roceval has.
+ *
+ * The BPF program, the CLI, the JSON and Prometheus output and the
+ * generated docs (docs/rules.md, `roceval rules`) all expand this table,
+ * so a rule is added in exactly one place.  The ids (second column) are a
+ * public interface: scripts, dashboards and alerts key on them.
+ *
+ * X(ENUM, id, severity, spec reference, one-line description)
+ */
+#ifndef ROCEVAL_RULES_H
+#define ROCEVAL_RULES_H
+
+enum roceval_severity {
+	SEV_INFO = 0,
+	SEV_WARNING = 1,
+	SEV_ERROR = 2,
+};
+
+#define ROCEVAL_RULES(X)                                                                   \
+	X(ICRC, "icrc", SEV_ERROR, "IBA A17.4.2, rocev2.md 5",                             \
+	  "ICRC mismatch: an invariant field changed on the way or the sender computed it wrongly") \
+	X(TRUNCATED, "truncated", SEV_ERROR, "rocev2.md 1",                                 \
+	  "frame shorter than its IP/UDP lengths, or than the headers its opcode needs")  \
+	X(IP_FRAGMENT, "ip_fragment", SEV_WARNING, "rocev2.md 1",                           \
+	  "first fragment of a fragmented IP datagram to a RoCEv2 port (cannot be validated)") \
+	X(TVER, "tver", SEV_ERROR, "IBA 9.2, rocev2.md 2", "BTH.TVer is not 0")              \
+	X(OPCODE, "opcode", SEV_ERROR, "IBA 9.2.1, rocev2.md 3",                            \
+	  "opcode reserved or undefined for its transport")                               \
+	X(PKEY, "pkey", SEV_ERROR, "IBA 9.2.3, rocev2.md 2",                                \
+	  "P_Key invalid (low 15 bits zero) or not in the allowed list")                   \
+	X(RESERVED, "reserved", SEV_ERROR, "IBA 9.2, 9.3, rocev2.md 2-3",                   \
+	  "non-zero reserved bits (BTH Resv6/Resv7, DETH/RDETH/XRCETH Resv8, CNP reserved bytes)") \
+	X(PAD, "pad", SEV_ERROR, "IBA 9.2.2, rocev2.md 4",                                  \
+	  "PadCnt non-zero where no pad is allowed, transport length not a multiple of 4, or PadCnt beyond the payload") \
+	X(PAYLOAD_LENGTH, "payload_length", SEV_ERROR, "IBA 9.7.7, rocev2.md 3-4",          \
+	  "payload size illegal for the opcode, the PMTU or the RETH DMA length")          \
+	X(SE, "se", SEV_ERROR, "IBA 9.2.1, rocev2.md 4",                                    \
+	  "SE set on a packet other than the LAST/ONLY of a SEND or RDMA WRITE with immediate") \
+	X(ATOMIC_ALIGN, "atomic_align", SEV_ERROR, "IBA 9.4.5, rocev2.md 3",                \
+	  "AtomicETH virtual address not 8-byte aligned")                                  \
+	X(AETH_SYNDROME, "aeth_syndrome", SEV_ERROR, "IBA 9.3.5, rocev2.md 3",              \
+	  "reserved AETH syndrome or NAK code")                                            \
+	X(PSN_GAP, "psn_gap", SEV_WARNING, "IBA 9.7.1, rocev2.md 4",                        \
+	  "request PSN ahead of the expected one (packets lost or reordered upstream)")   \
+	X(PSN_DUPLICATE, "psn_duplicate", SEV_WARNING, "IBA 9.7.1, rocev2.md 4",            \
+	  "request PSN behind the expected one within the window (retransmission or duplicate)") \
+	X(OPCODE_SEQUENCE, "opcode_sequence", SEV_WARNING, "IBA 9.8.3, rocev2.md 4",        \
+	  "MIDDLE/LAST with no open message of that operation, or FIRST/ONLY while one is open") \
+	X(MSN_REGRESS, "msn_regress", SEV_WARNING, "IBA 9.7.5.1, rocev2.md 4",              \
+	  "AETH MSN lower than the last MSN seen on the flow")                             \
+	X(PMTU_INCONSISTENT, "pmtu_inconsistent", SEV_WARNING, "IBA 9.7.7, rocev2.md 4",    \
+	  "FIRST/MIDDLE payload sizes differ within one flow")                             \
+	X(FLOW_EVICTED, "flow_evicted", SEV_INFO, "roceval",                                \
+	  "flows dropped from a full flow table (their sequence state was lost)")          \
+	X(CNP, "cnp", SEV_INFO, "IBA A17.9.3", "congestion notification packets (opcode 0x81)") \
+	X(ECN_CE, "ecn_ce", SEV_INFO, "RFC 3168, IBA A17.9", "RoCEv2 frames with IP ECN = CE (11)") \
+	X(NAK_PSN, "nak_psn", SEV_INFO, "IBA 9.7.5.2.4", "NAK: PSN sequence error")          \
+	X(NAK_INVALID, "nak_invalid", SEV_INFO, "IBA 9.7.5.2.4",                            \
+	  "NAK: invalid request (also invalid RD request, code 4)")                       \
+	X(NAK_ACCESS, "nak_access", SEV_INFO, "IBA 9.7.5.2.4", "NAK: remote access error")  \
+	X(NAK_OPERATIONAL, "nak_operational", SEV_INFO, "IBA 9.7.5.2.4",                    \
+	  "NAK: remote operational error")                                                 \
+	X(NAK_RNR, "nak_rnr", SEV_INFO, "IBA 9.7.5.2.8", "RNR NAK: receiver not ready")      \
+	X(OPCODE_VENDOR, "opcode_vendor", SEV_INFO, "IBA 9.2.1, rocev2.md 2",               \
+	  "manufacturer-specific opcodes 0xC0-0xFF (not validated further)")
+
+enum roceval_rule {
+#define ROCEVAL_RULE_ENUM(e, id, sev, ref, desc) RULE_##e,
+	ROCEVAL_RULES(ROCEVAL_RULE_ENUM)
+#undef ROCEVAL_RULE_ENUM
+	RULE__COUNT
+};
+
+/* Bit mask of the error-severity rules: what enforce mode may drop for. */
+#define ROCEVAL_RULE_SEVBIT(e, id, sev, ref, desc) | ((sev) == SEV_ERROR ? (1ULL << RULE_##e) : 0ULL)
+#define ROCEVAL_ERROR_MASK (0ULL ROCEVAL_RULES(ROCEVAL_RULE_SEVBIT))
+
+/*
+ * Frame-level counters that are not rules.  Together they account for every
+ * frame: roce = icrc_ok + icrc_bad + icrc_unchecked + icrc_skipped.
+ *
+ * X(ENUM, id, description)
+ */
+#define ROCEVAL_TOTALS(X)                                                                  \
+	X(FRAMES, "frames", "frames seen by the program")                                  \
+	X(ROCE, "roce", "frames to a RoCEv2 UDP port, valid or not")                       \
+	X(ICRC_OK, "icrc_ok", "RoCEv2 frames whose ICRC was checked and matched")          \
+	X(ICRC_BAD, "icrc_bad", "RoCEv2 frames whose ICRC was checked and did not match")  \
+	X(ICRC_UNCHECKED, "icrc_unchecked",                                                \
+	  "RoCEv2 frames whose ICRC could not be computed (truncated or IP fragment)")     \
+	X(ICRC_SKIPPED, "icrc_skipped", "RoCEv2 frames not ICRC-checked because of icrc_sample") \
+	X(DROPPED, "dropped", "frames dropped by enforce mode")                            \
+	X(TRACE_SAMPLES, "trace_samples", "violating frames sent to a running trace")      \
+	X(TRACE_SKIPPED, "trace_skipped", "violating frames not sampled: trace rate limit or ring buffer full")
+
+enum roceval_total {
+#define ROCEVAL_TOTAL_ENUM(e, id, desc) TOTAL_##e,
+	ROCEVAL_TOTALS(ROCEVAL_TOTAL_ENUM)
+#undef ROCEVAL_TOTAL_ENUM
+	TOTAL__COUNT
+};
+
+#endif /* ROCEVAL_RULES_H */

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Shared fixtures: the roceval binary, replay helpers, throwaway network namespaces."""
+import json
+import os
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ROCEVAL = ROOT / "roceval"
+CAPTURES = Path(os.environ.get("ROCEVAL_CAPTURES", ROOT.parent / "shared" / "captures"))
+
+
+def run(*args, check=False, timeout=120, netns=None, **kw):
+    """Runs roceval (or any command when args[0] is a path) and captures its output."""
+    cmd = [str(a) for a in args]
+    if not cmd[0].startswith("/") and cmd[0] not in ("ip", "tshark", "tcpdump", "promtool"):
+        cmd = [str(ROCEVAL)] + cmd
+    if netns:
+        # nsenter switches only the network namespace, so bpffs pins stay
+        # visible; `ip netns exec` would remount /sys and hide them.
+        cmd = ["nsenter", f"--net=/run/netns/{netns}"] + cmd
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and res.returncode != 0:
+        raise AssertionError(f"{cmd} exited {res.returncode}:\n{res.stdout}\n{res.stderr}")
+    return res
+
+
+def replay_json(pcap, *opts):
+    res = run("replay", "--json", *opts, pcap, check=True)
+    return json.loads(res.stdout)
+
+
+def nonzero_rules(result):
+    return {k: v for k, v in result["rules"].items() if v}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _environment():
+    if os.geteuid() != 0:
+        pytest.exit("the roceval tests need root (BPF, XDP and network namespaces)", returncode=2)
+    if not ROCEVAL.exists():
+        pytest.exit(f"{ROCEVAL} is missing: run 'make' first", returncode=2)
+    if not os.path.ismount("/sys/fs/bpf"):
+        subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"], check=True)
+
+
+class Netns:
+    """Two namespaces joined by a veth pair: tx (sender) and rx (roceval's side)."""
+
+    def __init__(self):
+        tag = uuid.uuid4().hex[:6]
+        self.tx, self.rx = f"rvtx-{tag}", f"rvrx-{tag}"
+        self.if_tx, self.if_rx = f"rvt{tag}", f"rvr{tag}"
+        self.addr_tx, self.addr_rx = "192.0.2.1", "192.0.2.2"
+        self.addr6_tx, self.addr6_rx = "2001:db8::1", "2001:db8::2"
+
+    def ip(self, *args, netns=None):
+        cmd = ["ip"] + (["-n", netns] if netns else []) + list(args)
+        subprocess.run(cmd, check=True, capture_output=True)
+
+    def create(self):
+        self.ip("netns", "add", self.tx)
+        self.ip("netns", "add", self.rx)
+        self.ip("link", "add", self.if_tx, "netns", self.tx, "type", "veth", "peer", "name",
+                self.if_rx, "netns", self.rx)
+        for ns, ifname, a4, a6 in ((self.tx, self.if_tx, self.addr_tx, self.addr6_tx),
+                                   (self.rx, self.if_rx, self.addr_rx, self.addr6_rx)):
+            self.ip("link", "set", "lo", "up", netns=ns)
+            self.ip("link", "set", ifname, "up", netns=ns)
+            self.ip("addr", "add", f"{a4}/24", "dev", ifname, netns=ns)
+            self.ip("-6", "addr", "add", f"{a6}/64", "dev", ifname, "nodad", netns=ns)
+        return self
+
+    def destroy(self):
+        for ns in (self.tx, self.rx):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        # pins of an interface that vanished with its namespace
+        subprocess.run(["rm", "-rf", f"/sys/fs/bpf/roceval/{self.if_rx}"], capture_output=True)
+
+    def mac(self, netns, ifname):
+        out = subprocess.run(["ip", "-n", netns, "-j", "link", "show", ifname], check=True,
+                             capture_output=True, text=True).stdout
+        return json.loads(out)[0]["address"]
+
+
+@pytest.fixture
+def netns():
+    ns = Netns()
+    try:
+        yield ns.create()
+    finally:
+        ns.destroy()

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_CMD_H
+#define ROCEVAL_CMD_H
+
+#include <stdio.h>
+
+/*
+ * A subcommand: one of these per user/cmd_*.c, listed in main.c.  The
+ * dispatcher accepts any unique prefix of `name`.
+ */
+struct command {
+	const char *name;
+	const char *args;    /* synopsis after the name */
+	const char *summary; /* one line for `roceval help` */
+	const char *help;    /* the rest of `roceval help NAME`: options, examples */
+	int (*run)(int argc, char **argv);
+};
+
+/* Prints "Usage: roceval NAME ARGS", the summary and the help text. */
+void command_help(FILE *f, const struct command *cmd);
+/* One line "roceval NAME: MSG; see 'roceval help NAME'" and EXIT_USAGE. */
+int command_usage_error(const struct command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define ROCEVAL_VERSION "0.1.0"
+
+#endif

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_COMMON_H
+#define ROCEVAL_COMMON_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "roceval.h"
+
+/* Exit codes: 1 a runtime failure, 2 bad usage or bad input. */
+#define EXIT_USAGE 2
+
+extern int verbose;
+
+void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Routes libbpf's messages through pr_warn/pr_debug. */
+void libbpf_setup_logging(void);
+/* Fails with one clear line unless running with the privileges BPF needs. */
+int require_root(void);
+
+bool parse_u32(const char *s, unsigned long max, __u32 *out);
+
+/* Rule and total names, from the tables in roceval_rules.h. */
+extern const char *const rule_ids[RULE__COUNT];
+extern const char *const rule_descs[RULE__COUNT];
+extern const char *const rule_refs[RULE__COUNT];
+extern const int rule_sevs[RULE__COUNT];
+extern const char *const total_ids[TOTAL__COUNT];
+extern const char *const total_descs[TOTAL__COUNT];
+const char *severity_name(int sev);
+int rule_lookup(const char *id);
+
+/* Opcode names from the opcode table in roceval_proto.h, e.g. "RC SEND_ONLY". */
+const char *roce_opcode_name(unsigned int opcode, char *buf, size_t len);
+const char *roce_transport_name(unsigned int transport);
+
+#endif

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "common.h"
+#include "counters.h"
+
+int counters_read(int map_fd, struct roceval_counters *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct roceval_counters *per_cpu;
+	__u32 key = 0;
+	int err = 0;
+
+	if (ncpu < 1)
+		return -EINVAL;
+	per_cpu = calloc(ncpu, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(map_fd, &key, per_cpu)) {
+		err = -errno;
+		goto out;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		for (int i = 0; i < TOTAL__COUNT; i++)
+			sum->total[i] += per_cpu[c].total[i];
+		for (int i = 0; i < RULE__COUNT; i++)
+			sum->rule[i] += per_cpu[c].rule[i];
+	}
+out:
+	free(per_cpu);
+	return err;
+}
+
+void counters_print_json_fields(FILE *f, const struct roceval_counters *c)
+{
+	for (int i = 0; i < TOTAL__COUNT; i++)
+		fprintf(f, "\"%s\": %llu, ", total_ids[i], (unsigned long long)c->total[i]);
+	fputs("\"rules\": {", f);
+	for (int i = 0; i < RULE__COUNT; i++)
+		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rule_ids[i], (unsigned long long)c->rule[i]);
+	fputc('}', f);
+}
+
+void counters_rates(const struct roceval_counters *prev, const struct roceval_counters *cur,
+		    double secs, double *total_rates, double *rule_rates)
+{
+	for (int i = 0; i < TOTAL__COUNT; i++)
+		total_rates[i] = secs > 0 ? (double)(cur->total[i] - prev->total[i]) / secs : 0;
+	for (int i = 0; i < RULE__COUNT; i++)
+		rule_rates[i] = secs > 0 ? (double)(cur->rule[i] - prev->rule[i]) / secs : 0;
+}
+
+void counters_print_table(FILE *f, const struct roceval_counters *c, const double *total_rates,
+			  const double *rule_rates, int all_rules)
+{
+	for (int i = 0; i < TOTAL__COUNT; i++) {
+		fprintf(f, "  %-16s %14llu", total_ids[i], (unsigned long long)c->total[i]);
+		if (total_rates)
+			fprintf(f, " %12.1f/s", total_rates[i]);
+		fputc('\n', f);
+	}
+	fprintf(f, "\n  %-16s %14s%s  %-8s %s\n", "rule", "count", total_rates ? "         rate" : "",
+		"severity", "description");
+	for (int i = 0; i < RULE__COUNT; i++) {
+		if (!all_rules && !c->rule[i])
+			continue;
+		fprintf(f, "  %-16s %14llu", rule_ids[i], (unsigned long long)c->rule[i]);
+		if (rule_rates)
+			fprintf(f, " %10.1f/s", rule_rates[i]);
+		fprintf(f, "  %-8s %s\n", severity_name(rule_sevs[i]), rule_descs[i]);
+	}
+}

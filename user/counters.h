@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_COUNTERS_H
+#define ROCEVAL_COUNTERS_H
+
+#include <stdio.h>
+#include "roceval.h"
+
+/* Sums the per-CPU values of the counters map into *sum. */
+int counters_read(int map_fd, struct roceval_counters *sum);
+/* The replay JSON fields, without the enclosing braces: "frames": N, ..., "rules": {...} */
+void counters_print_json_fields(FILE *f, const struct roceval_counters *c);
+/* Aligned table; rates (per second) are printed when not NULL. */
+void counters_print_table(FILE *f, const struct roceval_counters *c, const double *total_rates,
+			  const double *rule_rates, int all_rules);
+/* Per-second rates from two readings `secs` apart. */
+void counters_rates(const struct roceval_counters *prev, const struct roceval_counters *cur,
+		    double secs, double *total_rates, double *rule_rates);
+
+#endif

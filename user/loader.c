@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "common.h"
+#include "loader.h"
+
+struct roceval_bpf *roceval_load(unsigned int what, bool frags)
+{
+	struct roceval_bpf *skel;
+	int err;
+
+	libbpf_setup_logging();
+	skel = roceval_bpf__open();
+	if (!skel) {
+		pr_warn("Couldn't open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	bpf_program__set_autoload(skel->progs.roceval_xdp, !!(what & LOAD_LIVE));
+	bpf_program__set_autoload(skel->progs.roceval_replay, !!(what & LOAD_REPLAY));
+	if (frags)
+		bpf_program__set_flags(skel->progs.roceval_xdp,
+				       bpf_program__flags(skel->progs.roceval_xdp) | BPF_F_XDP_HAS_FRAGS);
+	err = roceval_bpf__load(skel);
+	if (err) {
+		pr_warn("Couldn't load the BPF program: %s%s", strerror(-err),
+			err == -EPERM ? " (are you root?)" : verbose ? "" : " (run with -v for the verifier log)");
+		roceval_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+int roceval_settings_write(int settings_fd, const struct roceval_settings *s)
+{
+	__u32 key = 0;
+
+	if (bpf_map_update_elem(settings_fd, &key, s, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int roceval_settings_read(int settings_fd, struct roceval_settings *s)
+{
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(settings_fd, &key, s))
+		return -errno;
+	return 0;
+}

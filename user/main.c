@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * roceval: one binary, subcommands as data (struct command), unique
+ * prefixes accepted, `roceval help CMD` for each.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "common.h"
+
+extern const struct command cmd_replay, cmd_rules;
+
+static const struct command *const commands[] = {
+	&cmd_replay,
+	&cmd_rules,
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+void command_help(FILE *f, const struct command *cmd)
+{
+	fprintf(f, "Usage: roceval %s %s\n\n%s\n", cmd->name, cmd->args, cmd->summary);
+	if (cmd->help && *cmd->help)
+		fprintf(f, "\n%s", cmd->help);
+}
+
+int command_usage_error(const struct command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "roceval %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see 'roceval help %s'\n", cmd->name);
+	return EXIT_USAGE;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: roceval [-v] COMMAND [ARGS]\n\n"
+		   "Validate RoCEv2 traffic at the XDP hook: ICRC, every transport header, the\n"
+		   "protocol's rules; count each violation.  Commands:\n\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(f, "\nOptions:\n"
+		   "  -v, --verbose  more detail (repeat for libbpf debug output)\n"
+		   "  -h, --help     this text; 'roceval help COMMAND' for a command\n"
+		   "  -V, --version  print the version\n\n"
+		   "Any unique prefix of a command works ('roceval rep' is 'roceval replay').\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	const struct command *found = NULL;
+	size_t len = strlen(name);
+	int matches = 0;
+
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+		if (!strncmp(commands[i]->name, name, len)) {
+			found = commands[i];
+			matches++;
+		}
+	}
+	if (matches == 1)
+		return found;
+	if (matches > 1) {
+		fprintf(stderr, "roceval: '%s' is ambiguous:", name);
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			if (!strncmp(commands[i]->name, name, len))
+				fprintf(stderr, " %s", commands[i]->name);
+		fputc('\n', stderr);
+	} else {
+		fprintf(stderr, "roceval: '%s' is not a command; see 'roceval help'\n", name);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd;
+	int i = 1;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose++;
+		} else if (!strcmp(a, "-vv")) {
+			verbose += 2;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			printf("roceval %s\n", ROCEVAL_VERSION);
+			return 0;
+		} else {
+			fprintf(stderr, "roceval: unknown option '%s'; see 'roceval --help'\n", a);
+			return EXIT_USAGE;
+		}
+	}
+	if (i == argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[i], "help")) {
+		if (i + 1 == argc) {
+			usage(stdout);
+			return 0;
+		}
+		cmd = find_command(argv[i + 1]);
+		if (!cmd)
+			return EXIT_USAGE;
+		command_help(stdout, cmd);
+		return 0;
+	}
+	cmd = find_command(argv[i]);
+	if (!cmd)
+		return EXIT_USAGE;
+	for (int j = i + 1; j < argc; j++) {
+		if (!strcmp(argv[j], "--"))
+			break;
+		if (!strcmp(argv[j], "-h") || !strcmp(argv[j], "--help")) {
+			command_help(stdout, cmd);
+			return 0;
+		}
+	}
+	return cmd->run(argc - i, argv + i);
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "common.h"
+#include "counters.h"
+#include "loader.h"
+#include "replay.h"
+
+struct replay {
+	struct roceval_bpf *skel;
+	int prog_fd;
+	__u32 nframes;
+	size_t used;
+	unsigned char batch[ROCEVAL_BATCH_BYTES];
+};
+
+struct replay *replay_new(const struct roceval_settings *cfg)
+{
+	struct replay *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r) {
+		pr_warn("Couldn't allocate the replay buffer: %s", strerror(errno));
+		return NULL;
+	}
+	r->skel = roceval_load(LOAD_REPLAY, false);
+	if (!r->skel) {
+		free(r);
+		return NULL;
+	}
+	err = roceval_settings_write(bpf_map__fd(r->skel->maps.settings), cfg);
+	if (err) {
+		pr_warn("Couldn't write the settings map: %s", strerror(-err));
+		replay_free(r);
+		return NULL;
+	}
+	r->prog_fd = bpf_program__fd(r->skel->progs.roceval_replay);
+	r->used = 4;
+	return r;
+}
+
+int replay_flush(struct replay *r)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	size_t size = r->used;
+	int err;
+
+	if (!r->nframes)
+		return 0;
+	memcpy(r->batch, &r->nframes, 4); /* the host is little-endian, as BPF on it is */
+	if (size < 64) {		   /* test runs refuse frames shorter than Ethernet's minimum */
+		memset(r->batch + size, 0, 64 - size);
+		size = 64;
+	}
+	opts.data_in = r->batch;
+	opts.data_size_in = size;
+	opts.repeat = 1;
+	err = bpf_prog_test_run_opts(r->prog_fd, &opts);
+	if (err) {
+		err = -errno;
+		pr_warn("Couldn't run the replay program: %s", strerror(errno));
+		return err;
+	}
+	if (opts.retval != r->nframes) {
+		pr_warn("replay batch validated %u of %u frames", opts.retval, r->nframes);
+		return -EPROTO;
+	}
+	r->nframes = 0;
+	r->used = 4;
+	return 0;
+}
+
+int replay_frame(struct replay *r, const void *data, size_t len)
+{
+	__u32 len32;
+	int err;
+
+	/* A frame larger than a batch is cut to what fits: its IP length then tells it was cut. */
+	if (len > sizeof(r->batch) - 8)
+		len = sizeof(r->batch) - 8;
+	if (r->nframes == ROCEVAL_BATCH_MAX_FRAMES || r->used + 4 + len > sizeof(r->batch)) {
+		err = replay_flush(r);
+		if (err)
+			return err;
+	}
+	len32 = len;
+	memcpy(r->batch + r->used, &len32, 4);
+	memcpy(r->batch + r->used + 4, data, len);
+	r->used += 4 + len;
+	r->nframes++;
+	return 0;
+}
+
+int replay_counters_fd(struct replay *r)
+{
+	return bpf_map__fd(r->skel->maps.counters);
+}
+
+int replay_counters(struct replay *r, struct roceval_counters *out)
+{
+	int err = counters_read(replay_counters_fd(r), out);
+
+	if (err)
+		pr_warn("Couldn't read the counters: %s", strerror(-err));
+	return err;
+}
+
+struct roceval_bpf *replay_skel(struct replay *r)
+{
+	return r->skel;
+}
+
+void replay_free(struct replay *r)
+{
+	if (!r)
+		return;
+	roceval_bpf__destroy(r->skel);
+	free(r);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_REPLAY_H
+#define ROCEVAL_REPLAY_H
+
+#include <stddef.h>
+#include "roceval.h"
+
+/*
+ * Runs frames through the same XDP object that runs live, in batches of many
+ * frames per BPF_PROG_TEST_RUN call.
+ */
+struct replay;
+
+struct replay *replay_new(const struct roceval_settings *cfg);
+/* Queues one frame; runs the batch when it is full. */
+int replay_frame(struct replay *r, const void *data, size_t len);
+/* Runs what is queued. */
+int replay_flush(struct replay *r);
+int replay_counters(struct replay *r, struct roceval_counters *out);
+int replay_counters_fd(struct replay *r);
+struct roceval_bpf *replay_skel(struct replay *r);
+void replay_free(struct replay *r);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_SETTINGS_H
+#define ROCEVAL_SETTINGS_H
+
+#include <stdio.h>
+#include "roceval.h"
+
+/*
+ * The run-time settings, one row each: the CLI options, `roceval config`,
+ * the daemon's config file, `status` and the docs all come from this table.
+ * X(key, value syntax, description)
+ */
+#define ROCEVAL_SETTINGS(X)                                                                     \
+	X(pmtu, "0|256|512|1024|2048|4096",                                                     \
+	  "path MTU: FIRST/MIDDLE payloads must equal it and LAST/ONLY may not exceed it; "     \
+	  "0 (default) accepts any legal PMTU and limits LAST/ONLY to 4096")                    \
+	X(pkeys, "any|P_KEY[,P_KEY...]",                                                        \
+	  "allowed P_Keys (up to 16, compared on the low 15 bits); default any valid P_Key")    \
+	X(ports, "none|PORT[,PORT...]",                                                         \
+	  "UDP destination ports validated as RoCEv2 besides 4791 (up to 4); default none")     \
+	X(enforce, "on|off",                                                                    \
+	  "drop RoCEv2 frames that break an error-severity rule; default off (observe only)")   \
+	X(resv6, "ignore|check",                                                                \
+	  "count non-zero BTH Resv6 bits under 'reserved'; default ignore: the byte is outside "\
+	  "the ICRC, so the path may rewrite it, and some NICs set bit 4 on every request")     \
+	X(icrc_sample, "N",                                                                     \
+	  "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)")              \
+	X(trace_rate, "N", "trace samples per second at most (token bucket); default 100")      \
+	X(trace_burst, "N", "trace samples allowed in a burst; default 100")
+
+void settings_defaults(struct roceval_settings *s);
+/* 0, or -EINVAL with the reason in err. */
+int settings_set(struct roceval_settings *s, const char *key, const char *value, char *err,
+		 size_t errlen);
+/* "key=value" form of settings_set(). */
+int settings_assign(struct roceval_settings *s, const char *assignment, char *err, size_t errlen);
+/* Writes the value of `key` as settings_set() would accept it. */
+int settings_format(const struct roceval_settings *s, const char *key, char *buf, size_t len);
+void settings_print(FILE *f, const struct roceval_settings *s, const char *indent);
+void settings_print_json(FILE *f, const struct roceval_settings *s);
+void settings_usage(FILE *f, const char *indent);
+extern const char *const settings_keys[];
+
+#endif

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "common.h"
+
+int verbose;
+
+static void vlog(const char *fmt, va_list ap)
+{
+	fputs("roceval: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (!*fmt || fmt[strlen(fmt) - 1] != '\n')
+		fputc('\n', stderr);
+}
+
+void pr_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+void pr_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbose < 1)
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+void pr_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbose < 2)
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * libbpf prints the verifier log and other detail at WARN level; our users
+ * want one line unless they ask for more with -v.
+ */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBBPF_WARN && verbose < 1) || (level == LIBBPF_INFO && verbose < 1) ||
+	    (level == LIBBPF_DEBUG && verbose < 2))
+		return 0;
+	fputs("libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+void libbpf_setup_logging(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+int require_root(void)
+{
+	if (geteuid() != 0) {
+		pr_warn("must run as root (BPF needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)");
+		return -EPERM;
+	}
+	return 0;
+}
+
+bool parse_u32(const char *s, unsigned long max, __u32 *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v > max)
+		return false;
+	*out = (__u32)v;
+	return true;
+}
+
+#define RULE_FIELD_ID(e, id, sev, ref, desc) [RULE_##e] = id,
+#define RULE_FIELD_DESC(e, id, sev, ref, desc) [RULE_##e] = desc,
+#define RULE_FIELD_REF(e, id, sev, ref, desc) [RULE_##e] = ref,
+#define RULE_FIELD_SEV(e, id, sev, ref, desc) [RULE_##e] = sev,
+#define TOTAL_FIELD_ID(e, id, desc) [TOTAL_##e] = id,
+#define TOTAL_FIELD_DESC(e, id, desc) [TOTAL_##e] = desc,
+
+const char *const rule_ids[RULE__COUNT] = { ROCEVAL_RULES(RULE_FIELD_ID) };
+const char *const rule_descs[RULE__COUNT] = { ROCEVAL_RULES(RULE_FIELD_DESC) };
+const char *const rule_refs[RULE__COUNT] = { ROCEVAL_RULES(RULE_FIELD_REF) };
+const int rule_sevs[RULE__COUNT] = { ROCEVAL_RULES(RULE_FIELD_SEV) };
+const char *const total_ids[TOTAL__COUNT] = { ROCEVAL_TOTALS(TOTAL_FIELD_ID) };
+const char *const total_descs[TOTAL__COUNT] = { ROCEVAL_TOTALS(TOTAL_FIELD_DESC) };
+
+const char *severity_name(int sev)
+{
+	static const char *const names[] = { [SEV_INFO] = "info", [SEV_WARNING] = "warning",
+					     [SEV_ERROR] = "error" };
+
+	return sev >= 0 && sev <= SEV_ERROR ? names[sev] : "?";
+}
+
+int rule_lookup(const char *id)
+{
+	for (int i = 0; i < RULE__COUNT; i++)
+		if (!strcmp(rule_ids[i], id))
+			return i;
+	return -1;
+}
+
+#define OP_NAME_ROW(code, name, ...) [code] = #name,
+static const char *const op_names[32] = { ROCE_OPS(OP_NAME_ROW) };
+
+const char *roce_transport_name(unsigned int transport)
+{
+	static const char *const names[8] = { "RC", "UC", "RD", "UD", "CNP", "XRC", "VENDOR", "VENDOR" };
+
+	return names[transport & 7];
+}
+
+const char *roce_opcode_name(unsigned int opcode, char *buf, size_t len)
+{
+	unsigned int tr = (opcode >> 5) & 7;
+	const struct roce_op *op = &roce_ops[opcode & 0x1F];
+
+	if (opcode == ROCE_OPCODE_CNP)
+		snprintf(buf, len, "CNP");
+	else if (tr == ROCE_TR_CNP || tr >= ROCE_TR_VENDOR6 || !(op->transports & (1u << tr)))
+		snprintf(buf, len, "%s opcode 0x%02x", tr >= ROCE_TR_VENDOR6 ? "VENDOR" : "RESERVED", opcode);
+	else
+		snprintf(buf, len, "%s %s", roce_transport_name(tr), op_names[opcode & 0x1F]);
+	return buf;
+}
