@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # roceval: `make` builds, `make test` tests, `make demo` shows it working, `make help` lists the rest.
 
+# OUTPUT and BIN let several builds share one tree: make OUTPUT=.out-x BIN=.out-x/roceval
 OUTPUT    ?= .output
+BIN       ?= roceval
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 CC        ?= cc
@@ -30,7 +32,7 @@ USER_HDRS := $(wildcard user/*.h)
 .DELETE_ON_ERROR:
 .PHONY: all deps test demo bench fuzz clean vmlinux help install
 
-all: roceval
+all: $(BIN)
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -55,7 +57,7 @@ $(OUTPUT)/%.o: user/%.c $(USER_HDRS) $(HEADERS) $(OUTPUT)/roceval.skel.h Makefil
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-roceval: $(USER_OBJS)
+$(BIN): $(USER_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -77,10 +79,10 @@ deps:
 TESTS ?= tests
 test: deps
 	$(MAKE) all
-	$(PYTHON) -m pytest -p no:cacheprovider -ra $(PYTEST_ARGS) $(TESTS)
+	ROCEVAL_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -p no:cacheprovider -ra $(PYTEST_ARGS) $(TESTS)
 
 clean:
-	rm -rf $(OUTPUT) roceval
+	rm -rf $(OUTPUT) $(BIN)
 
 help:
 	@echo "make            build the BPF object and the roceval CLI"

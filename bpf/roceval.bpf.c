@@ -28,7 +28,28 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* What the flow table and the trace need of a validated frame, filled as it is parsed. */
+struct frame_info {
+	__u8 saddr[16]; /* IPv4 addresses use the first 4 bytes */
+	__u8 daddr[16];
+	__u32 dqpn;
+	__u32 psn;
+	__u32 payload; /* bytes between the headers and the pad */
+	__u32 dmalen;  /* RETH DMALen, when the opcode has a RETH */
+	__u32 aeth;    /* AETH syndrome << 24 | MSN, when the opcode has an AETH */
+	__u8 opcode;
+	__u8 ipv6;
+	__u8 headers_ok; /* opcode defined for its transport and all its headers present */
+	__u8 has_reth;
+	__u8 has_aeth;
+	__u8 icrc_checked;
+	__u8 pad[2];
+	__u32 icrc_expected;
+	__u32 icrc_found;
+};
+
 struct roceval_scratch {
+	struct frame_info fi;
 	__u8 l2l4[ROCEVAL_L2L4_MAX];
 	/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
 	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
@@ -65,6 +86,11 @@ struct {
 static __always_inline __u16 rd16(const __u8 *p)
 {
 	return (__u16)p[0] << 8 | p[1];
+}
+
+static __always_inline __u32 rd24(const __u8 *p)
+{
+	return (__u32)p[0] << 16 | (__u32)p[1] << 8 | p[2];
 }
 
 static __always_inline __u32 rd32(const __u8 *p)
@@ -264,12 +290,16 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	bool check_icrc;
 	const struct roce_op *op = 0;
 	__u8 opcode, b1, transport, padcnt;
+	struct frame_info *fi;
 	__u8 *buf;
 
 	if (!ctx || !cnt || !cfg || !s)
 		return XDP_PASS;
 	cnt->total[TOTAL_FRAMES]++;
 	s->rules = 0;
+	fi = &s->fi;
+	fi->headers_ok = 0;
+	fi->icrc_checked = 0;
 
 	n = len < ROCEVAL_L2L4_MAX ? len : ROCEVAL_L2L4_MAX;
 	/* Make clang bounds-check the very register the helper receives. */
@@ -320,11 +350,24 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	buf = s->buf;
 	if (bpf_xdp_load_bytes(ctx, base + li.l3, buf + ROCE_LRH_MASK_LEN, copy))
 		goto verdict;
+	fi->ipv6 = li.ipv6;
+	if (li.ipv6) {
+		__builtin_memcpy(fi->saddr, buf + ROCE_LRH_MASK_LEN + 8, 16);
+		__builtin_memcpy(fi->daddr, buf + ROCE_LRH_MASK_LEN + 24, 16);
+	} else {
+		__builtin_memset(fi->saddr, 0, 16);
+		__builtin_memset(fi->daddr, 0, 16);
+		__builtin_memcpy(fi->saddr, buf + ROCE_LRH_MASK_LEN + 12, 4);
+		__builtin_memcpy(fi->daddr, buf + ROCE_LRH_MASK_LEN + 16, 4);
+	}
 
 	/* Offsets below are masked so the verifier can bound them; they are already in range. */
 	bth = (ROCE_LRH_MASK_LEN + li.iphl + UDP_HLEN) & 127;
 	opcode = buf[bth];
 	b1 = buf[bth + 1];
+	fi->opcode = opcode;
+	fi->dqpn = rd24(buf + bth + 5);
+	fi->psn = rd24(buf + bth + 9);
 	padcnt = (b1 >> 4) & 3;
 	transport = opcode >> 5;
 
@@ -410,6 +453,12 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		__u32 xth = (bth + ROCE_BTH_LEN + hdrs) & 255;
 		const __u8 *reth = op->reth_off != ROCE_NO_HDR ? buf + ((xth + op->reth_off) & 255) : 0;
 
+		fi->payload = payload;
+		fi->has_reth = reth != 0;
+		fi->dmalen = reth ? rd32(reth + 12) : 0;
+		fi->has_aeth = op->aeth_off != ROCE_NO_HDR;
+		fi->aeth = fi->has_aeth ? rd32(buf + ((xth + op->aeth_off) & 255)) : 0;
+		fi->headers_ok = 1;
 		if (payload_size_bad(op, payload, cfg->pmtu, reth))
 			VIOLATE(PAYLOAD_LENGTH);
 		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
@@ -458,6 +507,9 @@ icrc:
 		found = roceval_load_le32(buf, crc_len);
 		icrc_mask(buf, li.iphl, li.ipv6);
 		expected = roceval_crc32(buf, crc_len);
+		fi->icrc_checked = 1;
+		fi->icrc_expected = expected;
+		fi->icrc_found = found;
 		if (expected == found) {
 			cnt->total[TOTAL_ICRC_OK]++;
 		} else {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-ROCEVAL = ROOT / "roceval"
+ROCEVAL = Path(os.environ.get("ROCEVAL_BIN", ROOT / "roceval"))
 CAPTURES = Path(os.environ.get("ROCEVAL_CAPTURES", ROOT.parent / "shared" / "captures"))
 
 
