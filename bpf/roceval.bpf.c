@@ -39,11 +39,12 @@ struct frame_info {
 	__u32 aeth;    /* AETH syndrome << 24 | MSN, when the opcode has an AETH */
 	__u8 opcode;
 	__u8 ipv6;
+	__u8 has_bth;	 /* the fields above are from a parsed BTH */
 	__u8 headers_ok; /* opcode defined for its transport and all its headers present */
 	__u8 has_reth;
 	__u8 has_aeth;
 	__u8 icrc_checked;
-	__u8 pad[2];
+	__u8 pad[1];
 	__u32 icrc_expected;
 	__u32 icrc_found;
 };
@@ -54,6 +55,12 @@ struct roceval_scratch {
 	/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
 	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
 	__u64 rules;	 /* rules the current frame broke */
+	struct roceval_flow_key flow_key;
+	/*
+	 * A new flow's initial value, too big for the stack.  Raw bytes: a
+	 * bpf_spin_lock in its BTF would make a per-CPU map refuse this type.
+	 */
+	__u8 flow_new[sizeof(struct roceval_flow)] __attribute__((aligned(8)));
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 pad;
 };
@@ -134,6 +141,8 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 		s->rules |= 1ULL << RULE_##r;          \
 		cnt->rule[RULE_##r]++;                 \
 	} while (0)
+
+#include "flow.bpf.h"
 
 /* What the L2-L4 parse learned about a RoCEv2 frame. */
 struct l4info {
@@ -298,6 +307,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	cnt->total[TOTAL_FRAMES]++;
 	s->rules = 0;
 	fi = &s->fi;
+	fi->has_bth = 0;
 	fi->headers_ok = 0;
 	fi->icrc_checked = 0;
 
@@ -368,6 +378,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	fi->opcode = opcode;
 	fi->dqpn = rd24(buf + bth + 5);
 	fi->psn = rd24(buf + bth + 9);
+	fi->has_bth = 1;
 	padcnt = (b1 >> 4) & 3;
 	transport = opcode >> 5;
 
@@ -519,6 +530,8 @@ icrc:
 	}
 
 verdict:
+	if (fi->has_bth)
+		flow_update(s, cnt, cfg, len);
 	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
 		cnt->total[TOTAL_DROPPED]++;
 		return XDP_DROP;

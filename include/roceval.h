@@ -7,6 +7,16 @@
 #ifndef ROCEVAL_H
 #define ROCEVAL_H
 
+/*
+ * Userspace sees the lock as an opaque word: <linux/bpf.h> would clash with
+ * libpcap's classic-BPF definitions, and userspace never takes the lock
+ * itself (lookups use BPF_F_LOCK).
+ */
+#ifdef __bpf__
+#define ROCEVAL_SPIN_LOCK struct bpf_spin_lock
+#else
+#define ROCEVAL_SPIN_LOCK struct { __u32 val; }
+#endif
 #include "roceval_rules.h"
 #include "roceval_proto.h"
 
@@ -61,6 +71,50 @@ struct roceval_settings {
 };
 
 #define ROCEVAL_ANY_QPN 0xFFFFFFFFu
+
+/*
+ * The flow table: one entry per (source IP, destination IP, DestQP).  Its
+ * size is fixed when the program is loaded (`flows=N` on attach, --flows on
+ * replay); when it is full the oldest flow goes and flow_evicted counts it.
+ */
+#define ROCEVAL_DEFAULT_FLOWS 65536
+
+struct roceval_flow_key {
+	__u8 saddr[16]; /* IPv4 addresses use the first 4 bytes, the rest zero */
+	__u8 daddr[16];
+	__u32 dqpn;
+	__u8 ipv6;
+	__u8 pad[3];
+};
+
+/*
+ * Sequence state of one PSN space.  A flow carries the requests of one side
+ * and the responses to the other side's requests, so it has two.
+ */
+struct roceval_flow_space {
+	__u32 next_psn;	  /* expected PSN of the next packet */
+	__u8 psn_valid;	  /* next_psn is known */
+	__u8 open_family; /* enum roce_family of the open multi-packet message, 0 if none */
+	__u8 seen;	  /* a packet of this space was seen: the first only sets expectations */
+	__u8 pad;
+};
+
+struct roceval_flow {
+	ROCEVAL_SPIN_LOCK lock; /* two CPUs may see one QP when RSS does not pin it */
+	__u32 pmtu;		   /* learned from FIRST/MIDDLE payloads, 0 until then */
+	struct roceval_flow_space req;
+	struct roceval_flow_space resp;
+	__u32 last_msn;
+	__u8 msn_valid;
+	__u8 transport;
+	__u8 pad[2];
+	__u64 packets;
+	__u64 bytes;	  /* frame bytes */
+	__u64 violations; /* frames that broke a warning- or error-severity rule */
+	__u64 first_ns;	  /* bpf_ktime_get_coarse_ns() */
+	__u64 last_ns;
+	__u32 rule[RULE__COUNT];
+};
 
 #define ROCEVAL_DEFAULT_TRACE_RATE 100
 #define ROCEVAL_DEFAULT_TRACE_BURST 100

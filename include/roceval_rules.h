@@ -76,6 +76,9 @@ enum roceval_rule {
 /* Bit mask of the error-severity rules: what enforce mode may drop for. */
 #define ROCEVAL_RULE_SEVBIT(e, id, sev, ref, desc) | ((sev) == SEV_ERROR ? (1ULL << RULE_##e) : 0ULL)
 #define ROCEVAL_ERROR_MASK (0ULL ROCEVAL_RULES(ROCEVAL_RULE_SEVBIT))
+/* Bit mask of the info-severity counters: telemetry, not violations. */
+#define ROCEVAL_RULE_INFOBIT(e, id, sev, ref, desc) | ((sev) == SEV_INFO ? (1ULL << RULE_##e) : 0ULL)
+#define ROCEVAL_INFO_MASK (0ULL ROCEVAL_RULES(ROCEVAL_RULE_INFOBIT))
 
 /*
  * Frame-level counters that are not rules.  Together they account for every

@@ -9,6 +9,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "counters.h"
+#include "flows.h"
 #include "replay.h"
 #include "settings.h"
 
@@ -29,6 +30,7 @@ static int do_replay(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },   { "pmtu", required_argument, NULL, 'm' },
 		{ "pkey", required_argument, NULL, 'k' }, { "pkeys", required_argument, NULL, 'k' },
 		{ "port", required_argument, NULL, 'p' }, { "set", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 't' },  { "flows", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct roceval_settings cfg;
@@ -37,6 +39,9 @@ static int do_replay(int argc, char **argv)
 	struct pcap_pkthdr *hdr;
 	const unsigned char *data;
 	struct replay *r = NULL;
+	struct flow_entry *flows = NULL;
+	__u32 top = 20, flow_entries = ROCEVAL_DEFAULT_FLOWS;
+	int nflows = 0;
 	bool json = false;
 	const char *path;
 	pcap_t *pcap;
@@ -45,7 +50,7 @@ static int do_replay(int argc, char **argv)
 
 	settings_defaults(&cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jm:k:p:s:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "jm:k:p:s:t:f:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
@@ -67,6 +72,15 @@ static int do_replay(int argc, char **argv)
 			strcat(ports, optarg);
 			if ((ret = set_or_usage(&cfg, "ports", ports)))
 				return ret;
+			break;
+		case 't':
+			if (!parse_u32(optarg, 1000000, &top))
+				return command_usage_error(&cmd_replay, "--top %s: expected a number of flows", optarg);
+			break;
+		case 'f':
+			if (!parse_flow_entries(optarg, &flow_entries))
+				return command_usage_error(&cmd_replay, "--flows %s: expected 1 to %u table entries",
+							   optarg, ROCEVAL_MAX_FLOW_ENTRIES);
 			break;
 		case 's': {
 			char msg[256];
@@ -99,6 +113,7 @@ static int do_replay(int argc, char **argv)
 		pcap_close(pcap);
 		return 1;
 	}
+	roceval_set_flow_entries(flow_entries);
 	r = replay_new(&cfg);
 	if (!r) {
 		pcap_close(pcap);
@@ -115,15 +130,26 @@ static int do_replay(int argc, char **argv)
 	if (!err)
 		err = replay_counters(r, &c);
 	if (!err) {
+		nflows = flows_collect(replay_flows_fd(r), &flows);
+		if (nflows < 0) {
+			pr_warn("Couldn't read the flow table: %s", strerror(-nflows));
+			err = nflows;
+		}
+	}
+	if (!err) {
 		if (json) {
 			fputc('{', stdout);
 			counters_print_json_fields(stdout, &c);
+			fputs(", ", stdout);
+			flows_print_json_array(stdout, flows, nflows, top);
 			fputs("}\n", stdout);
 		} else {
-			printf("%s: %llu frames\n\n", path, nframes);
+			printf("%s: %llu frames, %d flows\n\n", path, nframes, nflows);
 			counters_print_table(stdout, &c, NULL, NULL, 1);
+			flows_print_table(stdout, flows, nflows, top);
 		}
 	}
+	free(flows);
 	if (!err && ret == PCAP_ERROR) {
 		/* The counters above cover every frame before the damage. */
 		pr_warn("%s: capture damaged after %llu frames: %s", path, nframes, pcap_geterr(pcap));
@@ -138,15 +164,22 @@ static int do_replay(int argc, char **argv)
 
 const struct command cmd_replay = {
 	.name = "replay",
-	.args = "[--json] [--pmtu N] [--pkey LIST] [--port N]... [--set KEY=VALUE]... FILE",
+	.args = "[--json] [--top N] [--flows N] [--pmtu N] [--pkey LIST] [--port N]... [--set KEY=VALUE]... FILE",
 	.summary = "validate a pcap or pcapng capture offline with the same XDP program",
 	.help = "Runs every frame of FILE (Ethernet link type) through the roceval XDP object with\n"
 		"BPF_PROG_TEST_RUN, in capture order, and prints the counters.  What it reports is\n"
-		"exactly what the program would have counted on a live interface.\n\n"
+		"exactly what the program would have counted on a live interface: sequence state\n"
+		"(PSN, message order, MSN) is kept across the frames of the capture.\n\n"
 		"Options:\n"
 		"  -j, --json          one JSON object on stdout: frames, roce, icrc_ok, icrc_bad,\n"
 		"                      icrc_unchecked, icrc_skipped, dropped, trace_samples,\n"
-		"                      trace_skipped and \"rules\" with every rule id (zeros too)\n"
+		"                      trace_skipped, \"rules\" with every rule id (zeros too) and\n"
+		"                      \"flows\": per (source, destination, DestQP) its addresses,\n"
+		"                      packets, bytes, violations and non-zero rule counts, sorted\n"
+		"                      by violations then packets\n"
+		"  -t, --top N         at most N flows in the output (default 20)\n"
+		"  -f, --flows N       flow table entries (default 65536); when the capture has more\n"
+		"                      flows the oldest are evicted and counted in flow_evicted\n"
 		"  -m, --pmtu N        the path MTU the senders use (settings: pmtu)\n"
 		"  -k, --pkey LIST     allowed P_Keys, comma-separated (settings: pkeys)\n"
 		"  -p, --port N        also validate UDP port N as RoCEv2 (repeatable, up to 4)\n"

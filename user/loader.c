@@ -6,7 +6,15 @@
 #include <linux/bpf.h>
 
 #include "common.h"
+#include "flows.h"
 #include "loader.h"
+
+static __u32 flow_entries = ROCEVAL_DEFAULT_FLOWS;
+
+void roceval_set_flow_entries(__u32 entries)
+{
+	flow_entries = entries;
+}
 
 struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 {
@@ -24,6 +32,10 @@ struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 	if (frags)
 		bpf_program__set_flags(skel->progs.roceval_xdp,
 				       bpf_program__flags(skel->progs.roceval_xdp) | BPF_F_XDP_HAS_FRAGS);
+	/* The table and its eviction ring are sized together; the program reads the size from rodata. */
+	bpf_map__set_max_entries(skel->maps.flows, flow_entries);
+	bpf_map__set_max_entries(skel->maps.flow_ring, flow_entries);
+	skel->rodata->flow_capacity = flow_entries;
 	err = roceval_bpf__load(skel);
 	if (err) {
 		pr_warn("Couldn't load the BPF program: %s%s", strerror(-err),

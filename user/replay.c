@@ -109,6 +109,11 @@ int replay_counters(struct replay *r, struct roceval_counters *out)
 	return err;
 }
 
+int replay_flows_fd(struct replay *r)
+{
+	return bpf_map__fd(r->skel->maps.flows);
+}
+
 struct roceval_bpf *replay_skel(struct replay *r)
 {
 	return r->skel;

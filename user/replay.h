@@ -18,6 +18,7 @@ int replay_frame(struct replay *r, const void *data, size_t len);
 int replay_flush(struct replay *r);
 int replay_counters(struct replay *r, struct roceval_counters *out);
 int replay_counters_fd(struct replay *r);
+int replay_flows_fd(struct replay *r);
 struct roceval_bpf *replay_skel(struct replay *r);
 void replay_free(struct replay *r);
 

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Stateful validation per queue pair (rocev2.md section 4): PSN order,
+ * message sequence, MSN, PMTU consistency.  Included by roceval.bpf.c after
+ * the scratch and frame_info definitions.
+ *
+ * The table is a preallocated hash with its own eviction ring rather than
+ * the kernel's LRU hash: the LRU evicts silently and in batches, so nobody
+ * could say how many flows lost their state, and roceval must.  The ring
+ * remembers keys in creation order; when the table is full the oldest
+ * flow is deleted and counted in flow_evicted.  A busy flow evicted this way
+ * comes back on its next packet as a new flow, which only sets expectations,
+ * so eviction costs missed detections, never false alarms.
+ */
+#ifndef ROCEVAL_FLOW_BPF_H
+#define ROCEVAL_FLOW_BPF_H
+
+/* Set by the loader together with both maps' max_entries. */
+const volatile __u32 flow_capacity = ROCEVAL_DEFAULT_FLOWS;
+/* Flows ever created: the next eviction-ring slot. */
+__u64 flow_ring_head;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
+	__type(key, struct roceval_flow_key);
+	__type(value, struct roceval_flow);
+} flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
+	__type(key, __u32);
+	__type(value, struct roceval_flow_key);
+} flow_ring SEC(".maps");
+
+static __always_inline bool psn_ahead(__u32 b, __u32 a)
+{
+	__u32 d = (b - a) & ROCE_PSN_MASK;
+
+	return d != 0 && d < ROCE_PSN_WINDOW;
+}
+
+/* PSNs a request consumes: a READ one per response packet it asks for. 0 = cannot tell yet. */
+static __always_inline __u32 psns_consumed(const struct frame_info *fi, const struct roce_op *op,
+					   __u32 pmtu)
+{
+	__u32 n;
+
+	if (op->family != FAM_READ_REQ)
+		return 1;
+	if (!pmtu)
+		return 0;
+	n = (fi->dmalen + pmtu - 1) / pmtu;
+	return n ? n : 1;
+}
+
+static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *s,
+							struct roceval_counters *cnt)
+{
+	struct roceval_flow_key *old;
+	__u64 seq = __sync_fetch_and_add(&flow_ring_head, 1);
+	__u32 cap = flow_capacity;
+	__u32 slot;
+
+	if (!cap)
+		return 0;
+	slot = seq % cap;
+	old = bpf_map_lookup_elem(&flow_ring, &slot);
+	if (!old)
+		return 0;
+	/*
+	 * Two CPUs creating the same flow at once leave its key in two slots;
+	 * the second deletion then finds nothing and is not counted, so
+	 * flow_evicted still counts flows actually removed.
+	 */
+	/* Counted on the totals only: the eviction is not the new flow's doing. */
+	if (seq >= cap && !bpf_map_delete_elem(&flows, old))
+		cnt->rule[RULE_FLOW_EVICTED]++;
+	__builtin_memcpy(old, &s->flow_key, sizeof(*old));
+	__builtin_memset(s->flow_new, 0, sizeof(s->flow_new));
+	((struct roceval_flow *)s->flow_new)->first_ns = bpf_ktime_get_coarse_ns();
+	bpf_map_update_elem(&flows, &s->flow_key, s->flow_new, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&flows, &s->flow_key);
+}
+
+/* Message sequence in one space: FIRST MIDDLE* LAST, or ONLY. */
+static __always_inline bool sequence_broken(struct roceval_flow_space *sp, const struct roce_op *op)
+{
+	bool broken = false;
+
+	switch (op->position) {
+	case POS_FIRST:
+		broken = sp->open_family != FAM_NONE;
+		sp->open_family = op->family;
+		break;
+	case POS_MIDDLE:
+		broken = sp->open_family != op->family;
+		sp->open_family = op->family;
+		break;
+	case POS_LAST:
+		broken = sp->open_family != op->family;
+		sp->open_family = FAM_NONE;
+		break;
+	case POS_ONLY:
+		broken = sp->open_family != FAM_NONE;
+		sp->open_family = FAM_NONE;
+		break;
+	}
+	return broken;
+}
+
+/* Sets where a space stands from the first packet seen of it: never a violation. */
+static __always_inline void space_learn(struct roceval_flow_space *sp, const struct roce_op *op)
+{
+	sp->seen = 1;
+	sp->open_family = (op->position == POS_FIRST || op->position == POS_MIDDLE) ? op->family : FAM_NONE;
+}
+
+static __always_inline void flow_update(struct roceval_scratch *s, struct roceval_counters *cnt,
+					const struct roceval_settings *cfg, __u32 frame_len)
+{
+	struct frame_info *fi = &s->fi;
+	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
+	__u8 transport = fi->opcode >> 5;
+	struct roceval_flow *f;
+	__u64 now;
+
+	__builtin_memcpy(s->flow_key.saddr, fi->saddr, 16);
+	__builtin_memcpy(s->flow_key.daddr, fi->daddr, 16);
+	s->flow_key.dqpn = fi->dqpn;
+	s->flow_key.ipv6 = fi->ipv6;
+
+	f = bpf_map_lookup_elem(&flows, &s->flow_key);
+	if (!f) {
+		f = flow_create(s, cnt);
+		if (!f)
+			return;
+	}
+	now = bpf_ktime_get_coarse_ns();
+
+	bpf_spin_lock(&f->lock);
+	/* UD has no sequence; CNPs and vendor opcodes have no rules of their own here. */
+	if (fi->headers_ok &&
+	    (transport == ROCE_TR_RC || transport == ROCE_TR_UC || transport == ROCE_TR_XRC)) {
+		__u32 pmtu = cfg->pmtu ? cfg->pmtu : f->pmtu;
+		struct roceval_flow_space *sp = (op->flags & OPF_REQUEST) ? &f->req : &f->resp;
+
+		f->transport = transport;
+		if (op->payload == PL_PMTU) {
+			if (!f->pmtu)
+				f->pmtu = fi->payload;
+			else if (f->pmtu != fi->payload && sp->seen)
+				VIOLATE(PMTU_INCONSISTENT);
+			if (!pmtu)
+				pmtu = f->pmtu;
+		}
+
+		if (!sp->seen) {
+			space_learn(sp, op);
+			if (op->flags & OPF_REQUEST) {
+				__u32 n = psns_consumed(fi, op, pmtu);
+
+				sp->psn_valid = n != 0;
+				sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
+			}
+		} else if (op->flags & OPF_REQUEST) {
+			__u32 n = psns_consumed(fi, op, pmtu);
+			bool duplicate = false;
+
+			if (sp->psn_valid && fi->psn != sp->next_psn) {
+				if (psn_ahead(fi->psn, sp->next_psn)) {
+					VIOLATE(PSN_GAP);
+				} else {
+					/* A duplicate neither moves the expectation back nor reopens its message. */
+					VIOLATE(PSN_DUPLICATE);
+					duplicate = true;
+				}
+			}
+			if (!duplicate) {
+				if (sequence_broken(sp, op))
+					VIOLATE(OPCODE_SEQUENCE);
+				sp->psn_valid = n != 0;
+				sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
+			}
+		} else if (op->position != POS_NONE) {
+			/* READ responses: sequence only; their PSNs follow the other side's READs. */
+			if (sequence_broken(sp, op))
+				VIOLATE(OPCODE_SEQUENCE);
+		}
+
+		if (fi->has_aeth) {
+			__u32 msn = fi->aeth & ROCE_PSN_MASK;
+
+			if (f->msn_valid && psn_ahead(f->last_msn, msn))
+				VIOLATE(MSN_REGRESS);
+			else
+				f->last_msn = msn;
+			f->msn_valid = 1;
+		}
+	}
+
+	f->packets++;
+	f->bytes += frame_len;
+	f->last_ns = now;
+	if (s->rules & ~ROCEVAL_INFO_MASK)
+		f->violations++;
+	if (s->rules) {
+#pragma unroll
+		for (int i = 0; i < RULE__COUNT; i++)
+			if (s->rules & (1ULL << i))
+				f->rule[i]++;
+	}
+	bpf_spin_unlock(&f->lock);
+}
+
+#endif /* ROCEVAL_FLOW_BPF_H */

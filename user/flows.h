@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_FLOWS_H
+#define ROCEVAL_FLOWS_H
+
+#include <stdio.h>
+#include "roceval.h"
+
+#define ROCEVAL_MAX_FLOW_ENTRIES (1u << 22)
+
+struct flow_entry {
+	struct roceval_flow_key key;
+	struct roceval_flow val;
+};
+
+/*
+ * Reads the whole flow table, sorted by violations then packets (most
+ * first).  Returns the number of flows (*out to be freed) or -errno.
+ */
+int flows_collect(int flows_fd, struct flow_entry **out);
+/* "src", "dst", "dqpn", "packets", "bytes", "violations", "rules": {non-zero ids} */
+void flow_print_json(FILE *f, const struct flow_entry *e);
+/* `"flows": [...]` with at most `top` flows. */
+void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top);
+void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top);
+/* "192.0.2.1 > 192.0.2.2 qp 0x45" */
+const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len);
+/* Flow table entries for the next roceval_load() (default ROCEVAL_DEFAULT_FLOWS). */
+void roceval_set_flow_entries(__u32 entries);
+/* Parses a --flows value: 1 .. ROCEVAL_MAX_FLOW_ENTRIES. */
+bool parse_flow_entries(const char *s, __u32 *out);
+
+#endif
