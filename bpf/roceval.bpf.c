@@ -135,11 +135,15 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
  * The rules a frame broke are collected in the scratch map, not in a local:
  * a local bit mask is a known constant on every path, so each combination
  * of violations would be a distinct verifier state and nothing would prune.
+ * A rule counts frames: one frame breaking it in two ways (PadCnt beyond
+ * the payload and a length not a multiple of 4) counts once.
  */
-#define VIOLATE(r)                                     \
-	do {                                           \
-		s->rules |= 1ULL << RULE_##r;          \
-		cnt->rule[RULE_##r]++;                 \
+#define VIOLATE(r)                                             \
+	do {                                                   \
+		if (!(s->rules & (1ULL << RULE_##r))) {        \
+			s->rules |= 1ULL << RULE_##r;          \
+			cnt->rule[RULE_##r]++;                 \
+		}                                              \
 	} while (0)
 
 #include "flow.bpf.h"
