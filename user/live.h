@@ -35,6 +35,7 @@ struct live_iface {
 	int settings_fd;
 	int flows_fd;	 /* -1 when the object has no flow table */
 	int trace_rb_fd; /* -1 when the object has no trace ring buffer */
+	__u64 attached_boot_ns; /* CLOCK_BOOTTIME at attach: for averages since then */
 };
 
 /* Mounts bpffs on /sys/fs/bpf when nothing is mounted there. 0 or -errno, error printed. */
@@ -44,6 +45,10 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		const struct roceval_settings *settings, struct live_iface *out);
 /* Opens the pins of an existing attachment. -ENOENT when the interface has none. */
 int live_open(const char *ifname, struct live_iface *out);
+/* live_open() that prints why it failed: no such interface, not attached, damaged pins. */
+int live_open_report(const char *ifname, struct live_iface *out);
+/* Bytes the kernel charges for the program's maps (memlock in fdinfo) and how many maps. */
+int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps);
 /* Detaches and removes every pin; the interface is left as it was before attach. */
 int live_detach(const char *ifname);
 /* Names of the attached interfaces (pin directories), sorted; returns the count or -errno. */
