@@ -11,10 +11,12 @@
 #include "common.h"
 
 extern const struct command cmd_replay, cmd_rules;
+extern const struct command cmd_gen;
 
 static const struct command *const commands[] = {
 	&cmd_replay,
 	&cmd_rules,
+	&cmd_gen,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
