@@ -10,13 +10,12 @@
 #include "cmd.h"
 #include "common.h"
 
-extern const struct command cmd_replay, cmd_rules;
-extern const struct command cmd_gen;
+extern const struct command cmd_daemon, cmd_replay, cmd_rules;
 
 static const struct command *const commands[] = {
+	&cmd_daemon,
 	&cmd_replay,
 	&cmd_rules,
-	&cmd_gen,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

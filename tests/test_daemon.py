@@ -1,0 +1,486 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""roceval daemon: Prometheus endpoint, JSON log, restart, locking, SIGHUP and SIGTERM."""
+import json
+import os
+import re
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import CAPTURES, ROCEVAL, ROOT, nonzero_rules, replay_json, run
+
+CAPTURE = CAPTURES / "rc-send-ack-ipv4.pcap"
+PIN_ROOT = "/sys/fs/bpf/roceval"
+
+# Sends every frame of a pcap out of an interface through AF_PACKET, in order.
+SENDER = r"""
+import socket, struct, sys
+path, ifname = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+endian = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+off = 24
+while off < len(data):
+    caplen = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+    s.send(data[off + 16:off + 16 + caplen])
+    off += 16 + caplen
+"""
+
+# One HTTP exchange inside a namespace; prints status, headers and body as JSON.
+FETCH = r"""
+import json, socket, sys
+port, request = int(sys.argv[1]), sys.argv[2].encode().decode("unicode_escape").encode()
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+s.sendall(request)
+buf = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    buf += chunk
+head, _, body = buf.partition(b"\r\n\r\n")
+lines = head.decode().split("\r\n")
+print(json.dumps({"status": lines[0], "headers": lines[1:], "body": body.decode()}))
+"""
+
+
+def read_pcap(path):
+    data = path.read_bytes()
+    endian = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
+    frames, off = [], 24
+    while off < len(data):
+        caplen = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+        frames.append(data[off + 16:off + 16 + caplen])
+        off += 16 + caplen
+    return frames
+
+
+def write_pcap(path, frames):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for fr in frames:
+            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)))
+            f.write(fr)
+
+
+def bad_icrc_frame():
+    """The capture's first RoCEv2 frame sent to another QP: DestQP is covered by the ICRC, which
+    no longer matches (a new flow, so no sequence rule fires)."""
+    for fr in read_pcap(CAPTURE):
+        if fr[12:14] == b"\x08\x00" and fr[23] == 17 and fr[36:38] == b"\x12\xb7":
+            bth = 14 + 20 + 8
+            return fr[:bth + 5] + bytes([fr[bth + 5] ^ 0x80]) + fr[bth + 6:]
+    raise AssertionError("no RoCEv2 frame in the capture")
+
+
+@pytest.fixture
+def traffic(tmp_path):
+    """The capture plus one frame with a bad ICRC, and what replay counts for it."""
+    pcap = tmp_path / "traffic.pcap"
+    write_pcap(pcap, read_pcap(CAPTURE) + [bad_icrc_frame()])
+    return pcap, replay_json(pcap)
+
+
+def send(ns, pcap):
+    # one CPU: frames queued on two CPUs' backlogs could reach the program out of order
+    subprocess.run(["nsenter", f"--net=/run/netns/{ns.tx}", "taskset", "-c", "0", sys.executable, "-c", SENDER,
+                    str(pcap), ns.if_tx], check=True, timeout=60)
+
+
+def http(ns, port, request):
+    res = subprocess.run(["nsenter", f"--net=/run/netns/{ns.rx}", sys.executable, "-c", FETCH,
+                          str(port), request], capture_output=True, text=True, timeout=30)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def get(ns, port, path="/metrics"):
+    return http(ns, port, f"GET {path} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+
+
+SAMPLE = re.compile(r'^([a-z_]+)\{interface="([^"]*)"(?:,[a-z_]+="[^"]*")*\} (\d+)$')
+
+
+def metrics(ns, port):
+    """{metric name: value} of the served interface's samples."""
+    r = get(ns, port)
+    assert r["status"] == "HTTP/1.1 200 OK"
+    out = {}
+    for line in r["body"].splitlines():
+        m = SAMPLE.match(line)
+        if m and m.group(2) == ns.if_rx:
+            out[m.group(1)] = int(m.group(3))
+    return out
+
+
+class Daemon:
+    count = 0
+
+    def __init__(self, ns, conf, port, *args):
+        Daemon.count += 1
+        self.ns, self.port = ns, port
+        self.out = open(conf.parent / f"daemon{Daemon.count}.out", "w+")
+        self.err = open(conf.parent / f"daemon{Daemon.count}.err", "w+")
+        self.proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{ns.rx}", str(ROCEVAL),
+                                      "daemon", "--config", str(conf), *args],
+                                     stdout=self.out, stderr=self.err)
+
+    def wait_ready(self):
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            assert self.proc.poll() is None, f"daemon exited {self.proc.returncode}: {self.stderr()}"
+            if "daemon running" in self.stderr():
+                return self
+            time.sleep(0.05)
+        raise AssertionError(f"daemon not ready: {self.stderr()}")
+
+    def stderr(self):
+        self.err.flush()
+        self.err.seek(0)
+        return self.err.read()
+
+    def json_lines(self):
+        self.out.flush()
+        self.out.seek(0)
+        return [json.loads(line) for line in self.out.read().splitlines()]
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=20)
+        return self.proc.returncode
+
+
+@pytest.fixture
+def daemons():
+    started = []
+    yield started
+    for d in started:
+        d.stop(signal.SIGKILL)
+
+
+def write_conf(path, ns, port, *extra):
+    path.write_text("# written by test_daemon.py\n"
+                    f"interface = {ns.if_rx}\n"
+                    f"listen = 127.0.0.1:{port}   # only inside the test namespace\n"
+                    "interval = 1\n" + "".join(line + "\n" for line in extra))
+    return path
+
+
+def start(daemons, ns, conf, port, *args):
+    d = Daemon(ns, conf, port, *args)
+    daemons.append(d)
+    return d.wait_ready()
+
+
+def xdp_prog_id(ns):
+    out = subprocess.run(["ip", "-n", ns.rx, "-j", "link", "show", ns.if_rx], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)[0].get("xdp", {}).get("prog", {}).get("id")
+
+
+def wait_for(cond, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return cond()
+
+
+def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
+    pcap, want = traffic
+    port = 9435 + os.getpid() % 1000
+    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
+    send(netns, pcap)
+
+    r = get(netns, port)
+    assert r["status"] == "HTTP/1.1 200 OK"
+    assert "Content-Type: text/plain; version=0.0.4; charset=utf-8" in r["headers"]
+    check = subprocess.run(["promtool", "check", "metrics"], input=r["body"], capture_output=True,
+                           text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    m = metrics(netns, port)
+    assert want["roce"] == 106 and want["rules"]["icrc"] == 1
+    for key in ("roce", "icrc_ok", "icrc_bad", "icrc_unchecked", "dropped"):
+        assert m[f"roceval_{key}_total"] == want[key], key
+    # the senders' own IPv6 chatter may add frames, never remove any
+    assert m["roceval_frames_total"] >= want["frames"]
+    got_rules = {k[len("roceval_rule_"):-len("_total")]: v for k, v in m.items()
+                 if k.startswith("roceval_rule_") and v}
+    assert got_rules == nonzero_rules(want) == {"icrc": 1}
+
+    # one family per rule, HELP from the rule table, severity label
+    rules = json.loads(run("rules", "--json", check=True).stdout)
+    for rule in rules:
+        name = f"roceval_rule_{rule['id']}_total"
+        assert f"# HELP {name} {rule['description']} ({rule['severity']}; {rule['reference']})" \
+            in r["body"]
+        assert f"# TYPE {name} counter" in r["body"]
+        assert f'{name}{{interface="{netns.if_rx}",severity="{rule["severity"]}"}}' in r["body"]
+    assert f'roceval_attached_info{{interface="{netns.if_rx}",mode="native",' \
+        f'prog_id="{xdp_prog_id(netns)}"}} 1' in r["body"]
+
+    # the JSON lines' deltas add up to what was sent
+    assert wait_for(lambda: sum(j["delta"].get("roce", 0) for j in d.json_lines()) == 106)
+    lines = d.json_lines()
+    assert all(j["interface"] == netns.if_rx for j in lines)
+    assert sum(j["delta"]["rules"].get("icrc", 0) for j in lines) == 1
+    assert lines[-1]["total"]["roce"] == 106
+    assert "psn_gap" not in lines[-1]["total"]["rules"]  # only what moved
+
+    assert get(netns, port, "/nope")["status"] == "HTTP/1.1 404 Not Found"
+    assert get(netns, port, "/metrics?x=1")["status"] == "HTTP/1.1 200 OK"
+    assert http(netns, port, "POST /metrics HTTP/1.1\\r\\n\\r\\n")["status"] == \
+        "HTTP/1.1 405 Method Not Allowed"
+    assert http(netns, port, "garbage\\r\\n\\r\\n")["status"] == "HTTP/1.1 400 Bad Request"
+    head = http(netns, port, "HEAD /metrics HTTP/1.0\\r\\n\\r\\n")
+    assert head["status"] == "HTTP/1.1 200 OK" and head["body"] == ""
+
+    # SIGTERM: exits 0, the program stays attached and counting
+    prog = xdp_prog_id(netns)
+    assert d.stop() == 0
+    assert "left attached" in d.stderr()
+    assert xdp_prog_id(netns) == prog
+    assert os.path.isdir(f"{PIN_ROOT}/{netns.if_rx}")
+
+
+def test_slow_client_does_not_block(netns, daemons, tmp_path):
+    port = 9435 + os.getpid() % 1000
+    start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
+    # a client that connects and says nothing; the loop must still answer others
+    idle = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", sys.executable, "-c",
+                             f"import socket,time; s=socket.create_connection(('127.0.0.1',{port}));"
+                             "time.sleep(30)"])
+    try:
+        time.sleep(0.3)
+        t0 = time.time()
+        assert get(netns, port)["status"] == "HTTP/1.1 200 OK"
+        assert time.time() - t0 < 6
+    finally:
+        idle.kill()
+        idle.wait()
+
+
+def test_kill9_restart_continues(netns, daemons, tmp_path, traffic):
+    pcap, want = traffic
+    port = 9435 + os.getpid() % 1000
+    conf = write_conf(tmp_path / "a.conf", netns, port)
+    d = start(daemons, netns, conf, port)
+    send(netns, pcap)
+    before = metrics(netns, port)
+    assert before["roceval_roce_total"] == want["roce"]
+    prog = xdp_prog_id(netns)
+
+    d.stop(signal.SIGKILL)
+    d2 = start(daemons, netns, conf, port)
+    assert "adopted the existing attachment" in d2.stderr()
+    assert xdp_prog_id(netns) == prog  # not attached a second time
+    after = metrics(netns, port)
+    assert after["roceval_roce_total"] == want["roce"]
+    assert after["roceval_rule_icrc_total"] == 1
+
+    send(netns, pcap)
+    again = metrics(netns, port)
+    assert again["roceval_roce_total"] == 2 * want["roce"]
+    assert again["roceval_icrc_ok_total"] == 2 * want["icrc_ok"]
+    assert again["roceval_rule_icrc_total"] == 2
+    # the restarted daemon's deltas start from the pinned counters, not from zero
+    assert wait_for(lambda: sum(j["delta"].get("roce", 0) for j in d2.json_lines()) == want["roce"])
+
+
+def test_second_daemon_refuses(netns, daemons, tmp_path):
+    port = 9435 + os.getpid() % 1000
+    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
+    res = run("daemon", "--config", write_conf(tmp_path / "b.conf", netns, port + 1), netns=netns.rx,
+              timeout=20)
+    assert res.returncode == 1
+    assert res.stderr.strip() == (f"roceval: {netns.if_rx}: already served by another roceval daemon "
+                                  f"(pid {d.proc.pid}, lock /run/roceval/{netns.if_rx}.lock)")
+    assert d.proc.poll() is None
+    assert get(netns, port)["status"] == "HTTP/1.1 200 OK"
+
+
+def test_sighup(netns, daemons, tmp_path, traffic):
+    pcap, want = traffic
+    port = 9435 + os.getpid() % 1000
+    conf = write_conf(tmp_path / "a.conf", netns, port, "pmtu = 2048")
+    d = start(daemons, netns, conf, port)
+    send(netns, pcap)
+    # a PMTU of 2048 makes the capture's 33 1024-byte SEND_FIRST payloads illegal
+    assert metrics(netns, port)["roceval_rule_payload_length_total"] == 33
+
+    # a broken file: rejected naming its line, the running configuration stays
+    conf.write_text(f"interface = {netns.if_rx}\nlisten = 127.0.0.1:{port + 1}\npmtu = 1000\n")
+    d.proc.send_signal(signal.SIGHUP)
+    assert wait_for(lambda: "reload failed" in d.stderr())
+    assert f"roceval: {conf}:3: pmtu=1000: must be 0, 256, 512, 1024, 2048 or 4096" in d.stderr()
+    assert d.proc.poll() is None
+    send(netns, pcap)
+    m = metrics(netns, port)
+    assert m["roceval_rule_payload_length_total"] == 66
+    assert m["roceval_roce_total"] == 2 * want["roce"]
+
+    # a good one: new listen address, new setting
+    conf.write_text(f"interface = {netns.if_rx}\nlisten = 127.0.0.1:{port + 1}\npmtu = 1024\n")
+    d.proc.send_signal(signal.SIGHUP)
+    assert wait_for(lambda: "configuration reloaded" in d.stderr())
+    d.port = port + 1
+    send(netns, pcap)
+    m = metrics(netns, port + 1)
+    assert m["roceval_rule_payload_length_total"] == 66
+    assert m["roceval_roce_total"] == 3 * want["roce"]
+    res = subprocess.run(["nsenter", f"--net=/run/netns/{netns.rx}", sys.executable, "-c", FETCH,
+                          str(port), "GET /metrics HTTP/1.0\\r\\n\\r\\n"], capture_output=True)
+    assert res.returncode != 0  # the old address is closed
+
+
+def test_sigterm_detaches_when_configured(netns, daemons, tmp_path):
+    port = 9435 + os.getpid() % 1000
+    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port, "detach_on_exit = yes",
+                                         "mode = generic"), port)
+    assert xdp_prog_id(netns) is not None
+    assert f'interface="{netns.if_rx}",mode="generic"' in get(netns, port)["body"]
+    assert d.stop(signal.SIGINT) == 0
+    assert f"roceval: {netns.if_rx}: detached" in d.stderr()
+    assert xdp_prog_id(netns) is None
+    assert "xdp" not in subprocess.run(["ip", "-n", netns.rx, "link", "show", netns.if_rx],
+                                       capture_output=True, text=True).stdout
+    assert not os.path.exists(f"{PIN_ROOT}/{netns.if_rx}")
+
+
+def test_config_errors(tmp_path):
+    bad = tmp_path / "bad.conf"
+    cases = [
+        ("interface = eth0\nfoo = 1\n", "2: unknown key 'foo' (see 'roceval help daemon')"),
+        ("\n# c\nlisten = localhost:80\n",
+         "3: listen = localhost:80: expected IPv4:PORT, [IPv6]:PORT or none"),
+        ("interval = 0\n", "1: interval = 0: expected whole seconds, 1-86400"),
+        ("mode = fast\n", "1: mode = fast: expected native, generic or auto"),
+        ("interface = a/b\n", "1: interface = a/b: not a valid interface name"),
+        ("interface = x\ninterface = x\n", "2: interface = x: listed twice"),
+        ("just words\n", "1: expected 'key = value', found 'just words'"),
+        ("pkeys = 0x8000\n", "1: pkeys=0x8000: a P_Key whose low 15 bits are 0 is invalid"),
+        ("detach_on_exit = maybe\n", "1: detach_on_exit = maybe: expected yes or no"),
+    ]
+    for text, msg in cases:
+        bad.write_text(text)
+        res = run("daemon", "--config", bad)
+        assert res.returncode == 2, text
+        assert res.stderr == f"roceval: {bad}:{msg}\n"
+    res = run("daemon", "--interval", "x")
+    assert res.returncode == 2
+    assert "interval = x: expected whole seconds" in res.stderr
+
+
+def test_missing_interface_fails_cleanly(tmp_path):
+    conf = tmp_path / "c.conf"
+    conf.write_text("interface = rvnosuch0\nlisten = none\n")
+    res = run("daemon", "--config", conf, timeout=20)
+    assert res.returncode == 1
+    assert "rvnosuch0" in res.stderr and len(res.stderr.splitlines()) == 1
+    assert not os.path.exists(f"{PIN_ROOT}/rvnosuch0")
+
+
+def test_help_documents_every_key():
+    text = run("help", "daemon", check=True).stdout
+    keys = ["interface", "listen", "interval", "mode", "detach_on_exit", "json_log"]
+    keys += re.findall(r"^(\w+)=", run("rules", "--markdown", check=True).stdout, re.M)
+    assert len(keys) > 6
+    for key in keys:
+        assert re.search(rf"^  {key} = ", text, re.M), key
+
+
+def test_label_values_escaped(netns, daemons, tmp_path):
+    """Linux allows '"' and '\\' in interface names: metrics and JSON must escape them."""
+    odd = 'rv"\\' + netns.if_rx[-6:]
+    netns.ip("link", "add", odd, "type", "veth", "peer", "name", "p" + netns.if_rx[-6:],
+             netns=netns.rx)
+    try:
+        netns.ip("link", "set", odd, "up", netns=netns.rx)
+        netns.ip("link", "set", "p" + netns.if_rx[-6:], "up", netns=netns.rx)
+        port = 9435 + os.getpid() % 1000
+        conf = tmp_path / "odd.conf"
+        conf.write_text(f"interface = {odd}\nlisten = 127.0.0.1:{port}\ninterval = 1\n"
+                        "mode = generic\n")
+        d = start(daemons, netns, conf, port)
+        body = get(netns, port)["body"]
+        escaped = odd.replace("\\", "\\\\").replace('"', '\\"')
+        assert f'roceval_frames_total{{interface="{escaped}"}} ' in body
+        check = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True,
+                               text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+        # veth peers exchange IPv6 chatter once up: wait for a JSON line and parse it
+        assert wait_for(lambda: d.json_lines(), timeout=15)
+        assert d.json_lines()[0]["interface"] == odd
+        d.stop()
+    finally:
+        subprocess.run([str(ROCEVAL), "detach", odd], capture_output=True)
+        subprocess.run(["rm", "-rf", f"{PIN_ROOT}/{odd}"], capture_output=True)
+
+
+@pytest.fixture
+def deploy():
+    return ROOT / "deploy"
+
+
+def test_deploy_config_files(deploy, tmp_path):
+    import yaml
+
+    res = run("daemon", "--check", "--config", deploy / "roceval.conf.example", check=True)
+    assert res.stdout == f"{deploy / 'roceval.conf.example'}: OK\n"
+
+    docs = list(yaml.safe_load_all((deploy / "roceval-daemonset.yaml").read_text()))
+    cm = next(d for d in docs if d["kind"] == "ConfigMap")
+    conf = tmp_path / "cm.conf"
+    conf.write_text(cm["data"]["roceval.conf"])
+    run("daemon", "--check", "--config", conf, check=True)
+    ds = next(d for d in docs if d["kind"] == "DaemonSet")
+    pod = ds["spec"]["template"]["spec"]
+    assert pod["hostNetwork"] is True
+    c = pod["containers"][0]
+    assert set(c["securityContext"]["capabilities"]["add"]) == {"BPF", "NET_ADMIN", "PERFMON"}
+    mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    vols = {v["name"]: v for v in pod["volumes"]}
+    assert mounts["bpffs"] == "/sys/fs/bpf" and vols["bpffs"]["hostPath"]["path"] == "/sys/fs/bpf"
+    assert mounts["run"] == "/run/roceval" and vols["run"]["hostPath"]["path"] == "/run/roceval"
+    assert c["command"][:2] == ["/usr/local/sbin/roceval", "daemon"]
+
+    for args in (["check", "config", deploy / "prometheus.yml"],
+                 ["check", "rules", deploy / "roceval-alerts.yml"]):
+        res = subprocess.run(["promtool", *map(str, args)], capture_output=True, text=True)
+        assert res.returncode == 0, res.stdout + res.stderr
+
+    # every dashboard query is valid PromQL over metric names the exporter serves
+    dash = json.loads((deploy / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    assert len(exprs) >= 10
+    rules = tmp_path / "dash-rules.yml"
+    rules.write_text(yaml.safe_dump({"groups": [{"name": "dash", "rules": [
+        {"record": f"dash:q{i}", "expr": e.replace("$__rate_interval", "5m")}
+        for i, e in enumerate(exprs)]}]}))
+    res = subprocess.run(["promtool", "check", "rules", str(rules)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    rule_ids = {r["id"] for r in json.loads(run("rules", "--json", check=True).stdout)}
+    md = run("rules", "--markdown", check=True).stdout
+    total_ids = re.findall(r"^\| `(\w+)` \|", md.split("## Frame totals")[1].split("##")[0], re.M)
+    assert "frames" in total_ids and "icrc_ok" in total_ids
+    served = {f"roceval_rule_{r}_total" for r in rule_ids} | \
+        {f"roceval_{t}_total" for t in total_ids} | {"roceval_attached_info"}
+    names = set(re.findall(r"\b(roceval_\w+)\b", " ".join(exprs).replace("roceval_rule_.+_total", "")))
+    assert names and names <= served, names - served
+    assert any('roceval_rule_.+_total' in e for e in exprs)
+
+
+def test_systemd_unit(deploy, tmp_path):
+    unit = tmp_path / "roceval.service"
+    unit.write_text((deploy / "roceval.service").read_text().replace("/usr/local/sbin/roceval",
+                                                                     str(ROCEVAL)))
+    res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout + res.stderr == "", res.stdout + res.stderr

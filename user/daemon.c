@@ -1,0 +1,912 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * roceval daemon: keeps the configured interfaces attached, serves the
+ * counters to Prometheus and logs what moved.  One thread, one poll() over a
+ * signalfd, a timerfd and the listening socket, so a signal, a tick and a
+ * scrape are handled one after the other and never race.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "common.h"
+#include "config.h"
+#include "counters.h"
+#include "live.h"
+#include "loader.h"
+#include "prom.h"
+#include "settings.h"
+
+extern const struct command cmd_daemon;
+
+#define LOCK_DIR "/run/roceval"
+/* A scrape gets this long to send its request and take the answer; the loop waits no longer. */
+#define HTTP_DEADLINE_MS 3000
+#define HTTP_MAX_REQUEST 8192
+
+struct served {
+	char ifname[IF_NAMESIZE];
+	struct live_iface li;
+	bool attached; /* li is open */
+	ino_t pin_ino; /* of the pin directory li came from */
+	int lock_fd;
+	struct roceval_counters last; /* at the previous tick */
+};
+
+struct daemon {
+	struct daemon_config cfg;
+	const char *config_path;     /* NULL: options only */
+	struct daemon_config overrides; /* command-line options, re-applied on every reload */
+	bool have_listen, have_interval;
+	struct served *ifs[DAEMON_MAX_IFACES];
+	int n_ifs;
+	int listen_fd, sig_fd, timer_fd;
+	FILE *log;
+	struct timespec last_tick;
+};
+
+static double ts_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (a->tv_sec - b->tv_sec) + (a->tv_nsec - b->tv_nsec) / 1e9;
+}
+
+static ino_t pin_dir_ino(const char *ifname)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", ROCEVAL_PIN_ROOT, ifname);
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
+/*
+ * One lock file per interface, so daemons serving different interfaces can
+ * coexist.  Lock files are never removed: unlinking one another process has
+ * open would let two daemons each hold "the" lock.
+ */
+static int lock_iface(const char *ifname, bool quiet_busy)
+{
+	char path[PATH_MAX], pid[32] = "";
+	int fd;
+
+	if (mkdir(LOCK_DIR, 0755) && errno != EEXIST) {
+		pr_warn("%s: couldn't create %s: %s", ifname, LOCK_DIR, strerror(errno));
+		return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/%s.lock", LOCK_DIR, ifname);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		pr_warn("%s: couldn't open %s: %s", ifname, path, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int err = errno;
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		if (err == EWOULDBLOCK && quiet_busy)
+			pr_debug("%s: served by another daemon (pid %s)", ifname, pid);
+		else if (err == EWOULDBLOCK)
+			pr_warn("%s: already served by another roceval daemon (pid %s, lock %s)", ifname,
+				*pid ? pid : "unknown", path);
+		else
+			pr_warn("%s: couldn't lock %s: %s", ifname, path, strerror(err));
+		close(fd);
+		return -EBUSY;
+	}
+	if (ftruncate(fd, 0) == 0)
+		dprintf(fd, "%d\n", (int)getpid());
+	return fd;
+}
+
+static void apply_settings(const struct daemon_config *cfg, struct served *s)
+{
+	struct roceval_settings cur, want;
+
+	if (!cfg->n_settings)
+		return;
+	/* Read-modify-write: only the keys the file names, so a running trace keeps its fields. */
+	if (roceval_settings_read(s->li.settings_fd, &cur)) {
+		pr_warn("%s: couldn't read the settings map: %s", s->ifname, strerror(errno));
+		return;
+	}
+	want = cur;
+	config_apply_settings(cfg, &want);
+	if (memcmp(&cur, &want, sizeof(cur)) && roceval_settings_write(s->li.settings_fd, &want))
+		pr_warn("%s: couldn't write the settings map: %s", s->ifname, strerror(errno));
+}
+
+/* Opens the existing attachment, if any; returns 0, -ENOENT, or another -errno. */
+static int adopt(struct served *s)
+{
+	int err = live_open(s->ifname, &s->li);
+
+	if (err)
+		return err;
+	s->attached = true;
+	s->pin_ino = pin_dir_ino(s->ifname);
+	if (counters_read(s->li.counters_fd, &s->last))
+		memset(&s->last, 0, sizeof(s->last));
+	return 0;
+}
+
+/* Adopts the interface's attachment, or attaches; *fresh says whether we attached. */
+static int bring_up(const struct daemon_config *cfg, struct served *s, bool *fresh)
+{
+	int err = adopt(s);
+
+	*fresh = false;
+	if (err == -ENOENT) {
+		struct roceval_settings set;
+
+		settings_defaults(&set);
+		config_apply_settings(cfg, &set);
+		err = live_attach(s->ifname, cfg->mode, false, &set, &s->li);
+		if (err)
+			return err;
+		*fresh = true;
+		s->attached = true;
+		s->pin_ino = pin_dir_ino(s->ifname);
+		memset(&s->last, 0, sizeof(s->last));
+		fprintf(stderr, "roceval: %s: attached (%s mode, program %u)\n", s->ifname,
+			live_mode_name(s->li.mode), s->li.prog_id);
+	} else if (err) {
+		pr_warn("%s: couldn't open the pinned attachment: %s", s->ifname, strerror(-err));
+	} else {
+		fprintf(stderr, "roceval: %s: adopted the existing attachment (%s mode, program %u)\n",
+			s->ifname, live_mode_name(s->li.mode), s->li.prog_id);
+		apply_settings(cfg, s);
+	}
+	return err;
+}
+
+/* Takes the interface's lock and brings it up.  On failure nothing is left behind. */
+static struct served *serve(const struct daemon_config *cfg, const char *ifname, bool quiet_busy,
+			    bool *fresh)
+{
+	struct served *s = calloc(1, sizeof(*s));
+
+	*fresh = false;
+	if (!s) {
+		pr_warn("%s: out of memory", ifname);
+		return NULL;
+	}
+	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
+	s->lock_fd = lock_iface(ifname, quiet_busy);
+	if (s->lock_fd < 0 || bring_up(cfg, s, fresh)) {
+		if (s->lock_fd >= 0)
+			close(s->lock_fd);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void unserve(struct served *s, bool detach)
+{
+	if (s->attached)
+		live_close(&s->li);
+	if (detach && s->attached) {
+		if (live_detach(s->ifname) == 0)
+			fprintf(stderr, "roceval: %s: detached\n", s->ifname);
+	} else if (s->attached) {
+		fprintf(stderr, "roceval: %s: left attached; counters stay pinned\n", s->ifname);
+	}
+	close(s->lock_fd);
+	free(s);
+}
+
+static int open_listener(const struct daemon_config *cfg)
+{
+	int fd, one = 1;
+
+	if (cfg->listen_off)
+		return -1;
+	fd = socket(cfg->listen_addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		pr_warn("listen %s: couldn't create a socket: %s", cfg->listen, strerror(errno));
+		return -errno;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&cfg->listen_addr, cfg->listen_len) || listen(fd, 16)) {
+		int err = errno;
+
+		pr_warn("listen %s: %s", cfg->listen, strerror(err));
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+static int open_log(const struct daemon_config *cfg, FILE **out)
+{
+	FILE *f;
+
+	*out = NULL;
+	if (!strcmp(cfg->json_log, "none"))
+		return 0;
+	if (!strcmp(cfg->json_log, "-")) {
+		*out = stdout;
+		return 0;
+	}
+	f = fopen(cfg->json_log, "ae");
+	if (!f) {
+		pr_warn("json_log %s: %s", cfg->json_log, strerror(errno));
+		return -errno;
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	*out = f;
+	return 0;
+}
+
+static void close_log(FILE *f)
+{
+	if (f && f != stdout)
+		fclose(f);
+}
+
+static int arm_timer(int fd, unsigned int secs)
+{
+	struct itimerspec its = { .it_interval = { .tv_sec = secs }, .it_value = { .tv_sec = secs } };
+
+	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
+}
+
+/* Loads the file (if any) and re-applies the command-line options over it. */
+static int load_config(struct daemon *d, struct daemon_config *cfg)
+{
+	char err[512];
+
+	config_defaults(cfg);
+	if (d->config_path && config_load(cfg, d->config_path, err, sizeof(err))) {
+		pr_warn("%s", err);
+		return -EINVAL;
+	}
+	if (d->overrides.n_ifaces) {
+		memcpy(cfg->ifaces, d->overrides.ifaces, sizeof(cfg->ifaces));
+		cfg->n_ifaces = d->overrides.n_ifaces;
+	}
+	if (d->have_listen) {
+		snprintf(cfg->listen, sizeof(cfg->listen), "%s", d->overrides.listen);
+		cfg->listen_off = d->overrides.listen_off;
+		cfg->listen_addr = d->overrides.listen_addr;
+		cfg->listen_len = d->overrides.listen_len;
+	}
+	if (d->have_interval)
+		cfg->interval = d->overrides.interval;
+	return 0;
+}
+
+static int find_served(struct served *const *ifs, int n, const char *ifname)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ifs[i]->ifname, ifname))
+			return i;
+	return -1;
+}
+
+/*
+ * Builds the set of served interfaces for cfg into out[], reusing what is
+ * already served.  All or nothing: on failure what this call set up is
+ * undone (detached again if it attached) and the running set is untouched.
+ */
+static int build_set(struct daemon *d, const struct daemon_config *cfg, struct served **out, int *n_out)
+{
+	char names[DAEMON_MAX_IFACES][IF_NAMESIZE];
+	bool fresh[DAEMON_MAX_IFACES] = { false };
+	bool reused[DAEMON_MAX_IFACES] = { false };
+	int n_names, n = 0;
+
+	if (cfg->n_ifaces) {
+		memcpy(names, cfg->ifaces, sizeof(names));
+		n_names = cfg->n_ifaces;
+	} else {
+		n_names = live_list(names, DAEMON_MAX_IFACES);
+		if (n_names < 0) {
+			pr_warn("couldn't list the attachments under %s: %s", ROCEVAL_PIN_ROOT,
+				strerror(-n_names));
+			return n_names;
+		}
+	}
+	for (int i = 0; i < n_names; i++) {
+		int j = find_served(d->ifs, d->n_ifs, names[i]);
+
+		if (j >= 0) {
+			bool again;
+
+			/* detached by hand since: a reload is the moment to put it back */
+			if (!d->ifs[j]->attached)
+				bring_up(cfg, d->ifs[j], &again);
+			reused[n] = true;
+			out[n++] = d->ifs[j];
+			continue;
+		}
+		out[n] = serve(cfg, names[i], false, &fresh[n]);
+		if (!out[n])
+			goto undo;
+		n++;
+	}
+	*n_out = n;
+	return 0;
+undo:
+	for (int i = 0; i < n; i++)
+		if (!reused[i])
+			unserve(out[i], fresh[i]);
+	return -EINVAL;
+}
+
+static void commit_set(struct daemon *d, struct served **set, int n)
+{
+	for (int i = 0; i < d->n_ifs; i++)
+		if (find_served(set, n, d->ifs[i]->ifname) < 0)
+			unserve(d->ifs[i], false);
+	memcpy(d->ifs, set, n * sizeof(set[0]));
+	d->n_ifs = n;
+	for (int i = 0; i < n; i++)
+		if (d->ifs[i]->attached)
+			apply_settings(&d->cfg, d->ifs[i]);
+}
+
+static void reload(struct daemon *d)
+{
+	struct served *set[DAEMON_MAX_IFACES];
+	struct daemon_config cfg;
+	int listen_fd = d->listen_fd, n;
+	bool new_listener = false;
+	FILE *log = d->log;
+
+	if (load_config(d, &cfg))
+		goto reject;
+	if (cfg.listen_off != d->cfg.listen_off || strcmp(cfg.listen, d->cfg.listen)) {
+		/* The old socket is still bound: a new one on the same address only on a change. */
+		listen_fd = open_listener(&cfg);
+		if (listen_fd < 0 && !cfg.listen_off)
+			goto reject;
+		new_listener = true;
+	}
+	/* A file is reopened on every reload, so logrotate can move it and send SIGHUP. */
+	if ((strcmp(cfg.json_log, d->cfg.json_log) || (strcmp(cfg.json_log, "-") && strcmp(cfg.json_log, "none"))) &&
+	    open_log(&cfg, &log)) {
+		if (new_listener && listen_fd >= 0)
+			close(listen_fd);
+		goto reject;
+	}
+	if (build_set(d, &cfg, set, &n)) {
+		if (new_listener && listen_fd >= 0)
+			close(listen_fd);
+		if (log != d->log)
+			close_log(log);
+		goto reject;
+	}
+	if (cfg.interval != d->cfg.interval)
+		arm_timer(d->timer_fd, cfg.interval);
+	if (new_listener && d->listen_fd >= 0)
+		close(d->listen_fd);
+	d->listen_fd = listen_fd;
+	if (log != d->log)
+		close_log(d->log);
+	d->log = log;
+	d->cfg = cfg;
+	commit_set(d, set, n);
+	fprintf(stderr, "roceval: configuration reloaded%s%s: %d interface%s, metrics on %s\n",
+		d->config_path ? " from " : "", d->config_path ?: "", n, n == 1 ? "" : "s", cfg.listen);
+	return;
+reject:
+	pr_warn("reload failed; still running with the previous configuration");
+}
+
+static void log_time(FILE *f)
+{
+	struct timespec now;
+	struct tm tm;
+	char buf[32];
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(f, "\"time\": \"%s.%03ldZ\"", buf, now.tv_nsec / 1000000);
+}
+
+/* One line: what moved since the previous tick, deltas then the new totals. */
+static void log_moved(FILE *f, const struct served *s, const struct roceval_counters *prev,
+		      const struct roceval_counters *cur, double secs)
+{
+	int moved = 0;
+
+	for (int i = 0; i < TOTAL__COUNT; i++)
+		moved += cur->total[i] != prev->total[i];
+	for (int i = 0; i < RULE__COUNT; i++)
+		moved += cur->rule[i] != prev->rule[i];
+	if (!moved || !f)
+		return;
+	fputc('{', f);
+	log_time(f);
+	fputs(", \"interface\": \"", f);
+	/* Linux allows '"', '\\' and control characters in interface names. */
+	for (const unsigned char *p = (const unsigned char *)s->ifname; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fprintf(f, "\", \"seconds\": %.3f", secs);
+	for (int pass = 0; pass < 2; pass++) {
+		int first = 1;
+
+		fprintf(f, ", \"%s\": {", pass ? "total" : "delta");
+		for (int i = 0; i < TOTAL__COUNT; i++) {
+			if (cur->total[i] == prev->total[i])
+				continue;
+			fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", total_ids[i],
+				(unsigned long long)(pass ? cur->total[i] : cur->total[i] - prev->total[i]));
+			first = 0;
+		}
+		fprintf(f, "%s\"rules\": {", first ? "" : ", ");
+		first = 1;
+		for (int i = 0; i < RULE__COUNT; i++) {
+			if (cur->rule[i] == prev->rule[i])
+				continue;
+			fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", rule_ids[i],
+				(unsigned long long)(pass ? cur->rule[i] : cur->rule[i] - prev->rule[i]));
+			first = 0;
+		}
+		fputs("}}", f);
+	}
+	fputs("}\n", f);
+}
+
+/*
+ * Notices an attachment removed or replaced behind our back (roceval detach,
+ * a re-attach, the interface gone): the pin directory is gone or is another
+ * one.  A replaced one is adopted, with its counters as the new baseline.
+ */
+static void recheck(struct served *s)
+{
+	ino_t ino = pin_dir_ino(s->ifname);
+
+	if (s->attached && ino == s->pin_ino)
+		return;
+	if (s->attached) {
+		live_close(&s->li);
+		s->attached = false;
+		fprintf(stderr, "roceval: %s: the attachment went away (detached by someone else?)\n",
+			s->ifname);
+	}
+	if (ino && adopt(s) == 0)
+		fprintf(stderr, "roceval: %s: adopted the new attachment (program %u)\n", s->ifname,
+			s->li.prog_id);
+}
+
+static void tick(struct daemon *d)
+{
+	struct timespec now;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	secs = ts_diff(&now, &d->last_tick);
+	d->last_tick = now;
+	if (!d->cfg.n_ifaces) {
+		/* Adopt-all: pick up attachments made since, unless another daemon serves them. */
+		char names[DAEMON_MAX_IFACES][IF_NAMESIZE];
+		int n = live_list(names, DAEMON_MAX_IFACES);
+
+		for (int i = 0; i < n && d->n_ifs < DAEMON_MAX_IFACES; i++) {
+			bool fresh;
+
+			if (find_served(d->ifs, d->n_ifs, names[i]) >= 0)
+				continue;
+			d->ifs[d->n_ifs] = serve(&d->cfg, names[i], true, &fresh);
+			if (d->ifs[d->n_ifs])
+				d->n_ifs++;
+		}
+	}
+	for (int i = 0; i < d->n_ifs; i++) {
+		struct served *s = d->ifs[i];
+		struct roceval_counters cur;
+
+		recheck(s);
+		if (!s->attached && !d->cfg.n_ifaces) {
+			/* adopt-all serves attachments, and this one is gone */
+			unserve(s, false);
+			memmove(&d->ifs[i], &d->ifs[i + 1], (d->n_ifs - i - 1) * sizeof(d->ifs[0]));
+			d->n_ifs--;
+			i--;
+			continue;
+		}
+		if (!s->attached || counters_read(s->li.counters_fd, &cur))
+			continue;
+		log_moved(d->log, s, &s->last, &cur, secs);
+		s->last = cur;
+	}
+}
+
+/* Waits until fd is ready for `events` or the deadline passes. */
+static bool wait_fd(int fd, short events, const struct timespec *deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	struct timespec now;
+	double left;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left = ts_diff(deadline, &now);
+	if (left <= 0)
+		return false;
+	return poll(&p, 1, (int)(left * 1000) + 1) == 1;
+}
+
+static void send_all(int fd, const char *buf, size_t len, const struct timespec *deadline)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (!wait_fd(fd, POLLOUT, deadline))
+				return;
+			continue;
+		}
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= n;
+	}
+}
+
+static void respond(int fd, const char *status, const char *type, const char *extra, const char *body,
+		    size_t len, bool head, const struct timespec *deadline)
+{
+	char hdr[512];
+	int n;
+
+	n = snprintf(hdr, sizeof(hdr),
+		     "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+		     status, type, len, extra);
+	send_all(fd, hdr, n, deadline);
+	if (!head)
+		send_all(fd, body, len, deadline);
+}
+
+static void serve_metrics(struct daemon *d, int fd, bool head, const struct timespec *deadline)
+{
+	struct roceval_counters c[DAEMON_MAX_IFACES];
+	struct prom_iface pi[DAEMON_MAX_IFACES];
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n = 0;
+
+	for (int i = 0; i < d->n_ifs; i++) {
+		struct served *s = d->ifs[i];
+
+		recheck(s);
+		if (!s->attached)
+			continue;
+		pi[n] = (struct prom_iface){
+			.ifname = s->ifname,
+			.mode = live_mode_name(s->li.mode),
+			.prog_id = s->li.prog_id,
+			.attached_since = s->li.attached_since,
+			.c = counters_read(s->li.counters_fd, &c[n]) ? NULL : &c[n],
+		};
+		n++;
+	}
+	f = open_memstream(&body, &len);
+	if (!f) {
+		respond(fd, "500 Internal Server Error", "text/plain", "", "out of memory\n", 14, head,
+			deadline);
+		return;
+	}
+	prom_write(f, pi, n);
+	fclose(f);
+	respond(fd, "200 OK", PROM_CONTENT_TYPE, "", body, len, head, deadline);
+	free(body);
+}
+
+/* "METHOD TARGET HTTP/1.x": 0, or -1 for anything else. */
+static int parse_request_line(char *req, char *method, size_t mlen, char *target, size_t tlen)
+{
+	char *save, *m, *t, *v;
+
+	req[strcspn(req, "\r\n")] = '\0';
+	m = strtok_r(req, " ", &save);
+	t = strtok_r(NULL, " ", &save);
+	v = strtok_r(NULL, " ", &save);
+	if (!m || !t || !v || strtok_r(NULL, " ", &save) || strncmp(v, "HTTP/1.", 7) ||
+	    strlen(m) >= mlen || strlen(t) >= tlen)
+		return -1;
+	strcpy(method, m);
+	strcpy(target, t);
+	return 0;
+}
+
+/*
+ * One scrape, start to end, within HTTP_DEADLINE_MS: a client that sends
+ * nothing or never reads cannot hold the loop longer than that.
+ */
+static void handle_client(struct daemon *d)
+{
+	static const char landing[] = "roceval exporter: metrics at /metrics\n";
+	static const char notfound[] = "not found; metrics are at /metrics\n";
+	char req[HTTP_MAX_REQUEST + 1], method[16], target[256];
+	struct timespec deadline;
+	size_t got = 0;
+	bool head;
+	int fd;
+
+	fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += HTTP_DEADLINE_MS / 1000;
+	for (;;) {
+		ssize_t n = recv(fd, req + got, HTTP_MAX_REQUEST - got, 0);
+
+		if (n > 0) {
+			got += n;
+			req[got] = '\0';
+			if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
+				break;
+			if (got == HTTP_MAX_REQUEST) {
+				respond(fd, "431 Request Header Fields Too Large", "text/plain", "", "", 0,
+					false, &deadline);
+				goto out;
+			}
+		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+			if (!wait_fd(fd, POLLIN, &deadline))
+				goto out;
+		} else {
+			goto out;
+		}
+	}
+	if (parse_request_line(req, method, sizeof(method), target, sizeof(target))) {
+		respond(fd, "400 Bad Request", "text/plain", "", "bad request\n", 12, false, &deadline);
+		goto out;
+	}
+	head = !strcmp(method, "HEAD");
+	if (!head && strcmp(method, "GET")) {
+		respond(fd, "405 Method Not Allowed", "text/plain", "Allow: GET, HEAD\r\n",
+			"only GET and HEAD\n", 18, false, &deadline);
+		goto out;
+	}
+	target[strcspn(target, "?")] = '\0';
+	if (!strcmp(target, "/metrics"))
+		serve_metrics(d, fd, head, &deadline);
+	else if (!strcmp(target, "/"))
+		respond(fd, "200 OK", "text/plain; charset=utf-8", "", landing, sizeof(landing) - 1, head,
+			&deadline);
+	else
+		respond(fd, "404 Not Found", "text/plain; charset=utf-8", "", notfound, sizeof(notfound) - 1,
+			head, &deadline);
+out:
+	close(fd);
+}
+
+static void stop(struct daemon *d)
+{
+	for (int i = 0; i < d->n_ifs; i++)
+		unserve(d->ifs[i], d->cfg.detach_on_exit);
+	d->n_ifs = 0;
+	if (d->listen_fd >= 0)
+		close(d->listen_fd);
+	close_log(d->log);
+}
+
+static int run_loop(struct daemon *d)
+{
+	for (;;) {
+		struct pollfd p[3] = {
+			{ .fd = d->sig_fd, .events = POLLIN },
+			{ .fd = d->timer_fd, .events = POLLIN },
+			{ .fd = d->listen_fd, .events = POLLIN },
+		};
+
+		if (poll(p, d->listen_fd >= 0 ? 3 : 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			pr_warn("poll: %s", strerror(errno));
+			return 1;
+		}
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					reload(d);
+					continue; /* the listening socket may have changed */
+				}
+				fprintf(stderr, "roceval: SIG%s: stopping\n", sigabbrev_np(si.ssi_signo));
+				return 0;
+			}
+		}
+		if (p[1].revents & POLLIN) {
+			__u64 expirations;
+
+			if (read(d->timer_fd, &expirations, sizeof(expirations)) == sizeof(expirations))
+				tick(d);
+		}
+		if (d->listen_fd >= 0 && (p[2].revents & POLLIN))
+			handle_client(d);
+	}
+}
+
+static int do_daemon(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "interval", required_argument, NULL, 'n' },
+		{ "interface", required_argument, NULL, 'i' },
+		{ "check", no_argument, NULL, 'C' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct daemon d = { .listen_fd = -1, .sig_fd = -1, .timer_fd = -1 };
+	struct served *set[DAEMON_MAX_IFACES];
+	char err[512];
+	bool check = false;
+	sigset_t mask;
+	int opt, n, ret = 1;
+
+	config_defaults(&d.overrides);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "c:l:n:i:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			d.config_path = optarg;
+			break;
+		case 'l':
+			if (config_set(&d.overrides, "listen", optarg, err, sizeof(err)))
+				return command_usage_error(&cmd_daemon, "%s", err);
+			d.have_listen = true;
+			break;
+		case 'n':
+			if (config_set(&d.overrides, "interval", optarg, err, sizeof(err)))
+				return command_usage_error(&cmd_daemon, "%s", err);
+			d.have_interval = true;
+			break;
+		case 'i':
+			if (config_set(&d.overrides, "interface", optarg, err, sizeof(err)))
+				return command_usage_error(&cmd_daemon, "%s", err);
+			break;
+		case 'C':
+			check = true;
+			break;
+		default:
+			return command_usage_error(&cmd_daemon, "unknown option or missing value: '%s'",
+						   argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return command_usage_error(&cmd_daemon, "unexpected argument '%s'", argv[optind]);
+	if (load_config(&d, &d.cfg))
+		return EXIT_USAGE;
+	if (check) {
+		printf("%s: OK\n", d.config_path ?: "options");
+		return 0;
+	}
+	if (require_root())
+		return 1;
+	libbpf_setup_logging();
+	if (live_ensure_bpffs())
+		return 1;
+
+	/* Blocked before anything is attached, so a signal is never lost or fatal halfway. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d.sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	d.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (d.sig_fd < 0 || d.timer_fd < 0) {
+		pr_warn("couldn't create the signal and timer descriptors: %s", strerror(errno));
+		goto out;
+	}
+	if (open_log(&d.cfg, &d.log))
+		goto out;
+	if (!d.cfg.listen_off) {
+		d.listen_fd = open_listener(&d.cfg);
+		if (d.listen_fd < 0)
+			goto out;
+	}
+	if (build_set(&d, &d.cfg, set, &n))
+		goto out;
+	commit_set(&d, set, n);
+	if (!n)
+		fprintf(stderr, "roceval: no interface configured and none attached yet; "
+				"adopting attachments as they appear\n");
+	clock_gettime(CLOCK_MONOTONIC, &d.last_tick);
+	if (arm_timer(d.timer_fd, d.cfg.interval)) {
+		pr_warn("couldn't arm the interval timer: %s", strerror(errno));
+		goto out;
+	}
+	fprintf(stderr, "roceval: daemon running: %d interface%s, metrics on %s, every %us\n", n,
+		n == 1 ? "" : "s", d.cfg.listen_off ? "none" : d.cfg.listen, d.cfg.interval);
+	ret = run_loop(&d);
+out:
+	stop(&d);
+	if (d.sig_fd >= 0)
+		close(d.sig_fd);
+	if (d.timer_fd >= 0)
+		close(d.timer_fd);
+	return ret;
+}
+
+#define SETTING_HELP(key, syntax, desc) "  " #key " = " syntax "\n      " desc "\n"
+
+const struct command cmd_daemon = {
+	.name = "daemon",
+	.args = "[--config FILE] [--listen ADDR:PORT] [--interval S] [--interface IFACE]... [--check]",
+	.summary = "keep interfaces attached, export the counters to Prometheus, log what moved",
+	.help =
+		"Attaches roceval to every configured interface, or adopts the attachment already\n"
+		"pinned there (counters continue where they were), then runs until SIGTERM or\n"
+		"SIGINT.  With no interface configured it serves every attachment under\n"
+		ROCEVAL_PIN_ROOT " and picks up new ones at each interval.\n\n"
+		"  GET /metrics on the listen address: Prometheus text format, one counter family\n"
+		"      per rule, roceval_rule_<id>_total{interface,severity}, with the rule's\n"
+		"      description as HELP; the frame totals as roceval_<id>_total{interface};\n"
+		"      roceval_attached_info{interface,mode,prog_id} and\n"
+		"      roceval_attached_since_seconds{interface}.  Values are read at each scrape.\n"
+		"  Every interval, one JSON line per interface whose counters moved:\n"
+		"      {\"time\", \"interface\", \"seconds\", \"delta\": {...}, \"total\": {...}}, with\n"
+		"      only the counters that moved, frame totals and \"rules\" as in replay --json.\n"
+		"  SIGHUP re-reads the configuration.  One with an error is rejected with its\n"
+		"      file and line, and the daemon goes on with the running one.  New interfaces\n"
+		"      are attached, removed ones are left attached but no longer served, settings\n"
+		"      are applied to every interface.\n"
+		"  SIGTERM, SIGINT: exit, leaving the programs attached and counting unless\n"
+		"      detach_on_exit = yes.\n\n"
+		"A second daemon for an interface already served refuses to start: each interface\n"
+		"is locked through " LOCK_DIR "/IFACE.lock.  Messages go to stderr.\n\n"
+		"Options (they override the file, on every reload too):\n"
+		"  -c, --config FILE      the configuration file, e.g. " DAEMON_DEFAULT_CONFIG "\n"
+		"  -l, --listen ADDR:PORT where to serve metrics (the listen key)\n"
+		"  -n, --interval S       seconds between JSON lines (the interval key)\n"
+		"  -i, --interface IFACE  serve IFACE (repeatable; replaces the file's interfaces)\n"
+		"      --check            check the configuration, print 'FILE: OK' and exit\n"
+		"                         (0, or 2 with the error): run it before a SIGHUP\n\n"
+		"Configuration file: one 'key = value' per line; '#' starts a comment at the start\n"
+		"of a line or after white space.  Keys:\n"
+		"  interface = IFACE\n"
+		"      an interface to attach to or adopt; repeat the line for more (at most 64).\n"
+		"      None: serve every existing attachment.\n"
+		"  listen = ADDR:PORT|none\n"
+		"      address for /metrics: IPv4:PORT or [IPv6]:PORT, bound exactly there;\n"
+		"      default " DAEMON_DEFAULT_LISTEN ".  none: no HTTP server.\n"
+		"  interval = S\n"
+		"      seconds between JSON lines and checks for removed attachments; default 10\n"
+		"  mode = native|generic|auto\n"
+		"      how to attach an interface that is not attached yet; default auto\n"
+		"  detach_on_exit = yes|no\n"
+		"      detach every served interface when stopping; default no\n"
+		"  json_log = -|none|FILE\n"
+		"      where the JSON lines go: stdout (default), nowhere, or appended to FILE\n"
+		"Run-time settings, applied to every served interface at start and on reload (only\n"
+		"the keys named; the others keep their current values):\n"
+		ROCEVAL_SETTINGS(SETTING_HELP)
+		"\nExample:\n"
+		"  # /etc/roceval/roceval.conf\n"
+		"  interface = eth0\n"
+		"  interface = eth1\n"
+		"  listen = 127.0.0.1:9435\n"
+		"  pmtu = 4096\n\n"
+		"  roceval daemon --config /etc/roceval/roceval.conf\n"
+		"  curl -s 127.0.0.1:9435/metrics | grep roceval_rule_icrc_total\n"
+		"  kill -HUP $(pidof roceval)     # re-read the file\n",
+	.run = do_daemon,
+};
