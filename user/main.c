@@ -11,11 +11,13 @@
 #include "common.h"
 
 extern const struct command cmd_daemon, cmd_replay, cmd_rules;
+extern const struct command cmd_gen;
 
 static const struct command *const commands[] = {
 	&cmd_daemon,
 	&cmd_replay,
 	&cmd_rules,
+	&cmd_gen,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
