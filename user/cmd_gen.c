@@ -1124,7 +1124,7 @@ static int do_gen(int argc, char **argv)
 	one_ipv4("192.0.2.2", g.addr4[1]);
 	one_ipv6("2001:db8::1", g.addr6[0]);
 	one_ipv6("2001:db8::2", g.addr6[1]);
-	g.max_size = 0;
+	g.max_size = UINT32_MAX; /* unset: follows --pmtu */
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "w:i:r:c:n:s:m:q:t:f:j46", opts, NULL)) != -1) {
 		switch (opt) {
@@ -1235,7 +1235,7 @@ static int do_gen(int argc, char **argv)
 		total_rate += g.rate[i];
 	if (total_rate > 1)
 		return command_usage_error(&cmd_gen, "the fault rates add up to more than 1 (each frame gets one fault at most)");
-	if (!g.max_size)
+	if (g.max_size == UINT32_MAX)
 		g.max_size = 4 * g.pmtu;
 	if (!seeded) {
 		struct timespec ts;
