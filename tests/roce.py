@@ -315,3 +315,20 @@ def replay_frames(path, frames, *opts):
     r = replay_json(path, *opts)
     check_accounting(r)
     return r
+
+
+def flow_key(frm):
+    """(source, destination, DestQP) of a frame: what issue 3's flow table keys on."""
+    l3 = l3_offset(frm)
+    if frm[l3] >> 4 == 6:
+        src, dst, bth_off = frm[l3 + 8:l3 + 24], frm[l3 + 24:l3 + 40], l3 + 48
+    else:
+        iphl = (frm[l3] & 0x0F) * 4
+        src, dst, bth_off = frm[l3 + 12:l3 + 16], frm[l3 + 16:l3 + 20], l3 + iphl + 8
+    return src, dst, frm[bth_off + 5:bth_off + 8]
+
+
+def assert_distinct_flows(frames):
+    """Each frame the first of its flow: no sequence rule can apply to any of them."""
+    keys = [flow_key(f) for f in frames]
+    assert len(set(keys)) == len(keys)
