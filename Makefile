@@ -90,3 +90,9 @@ help:
 	@echo "make test       run the whole test suite (as root)"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
 	@echo "make clean      remove build output"
+
+# The README's first command (as root): roceval attached in a pair of network namespaces,
+# catching faults the generator injects, checked against what it injected (demo/demo.sh).
+demo: deps
+	$(MAKE) all
+	ROCEVAL=$(abspath $(BIN)) bash demo/demo.sh
