@@ -121,12 +121,12 @@ def metrics(ns, port):
 class Daemon:
     count = 0
 
-    def __init__(self, ns, conf, port, *args):
+    def __init__(self, ns, conf, port, *args, where=None):
         Daemon.count += 1
         self.ns, self.port = ns, port
         self.out = open(conf.parent / f"daemon{Daemon.count}.out", "w+")
         self.err = open(conf.parent / f"daemon{Daemon.count}.err", "w+")
-        self.proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{ns.rx}", str(ROCEVAL),
+        self.proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{where or ns.rx}", str(ROCEVAL),
                                       "daemon", "--config", str(conf), *args],
                                      stdout=self.out, stderr=self.err)
 
@@ -172,8 +172,8 @@ def write_conf(path, ns, port, *extra):
     return path
 
 
-def start(daemons, ns, conf, port, *args):
-    d = Daemon(ns, conf, port, *args)
+def start(daemons, ns, conf, port, *args, where=None):
+    d = Daemon(ns, conf, port, *args, where=where)
     daemons.append(d)
     return d.wait_ready()
 
@@ -484,3 +484,41 @@ def test_systemd_unit(deploy, tmp_path):
                                                                      str(ROCEVAL)))
     res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout + res.stderr == "", res.stdout + res.stderr
+
+
+def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
+    port = 9435 + os.getpid() % 1000
+    a = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
+    prog = xdp_prog_id(netns)
+    assert a.stop() == 0
+    conf = tmp_path / "all.conf"
+    conf.write_text(f"listen = 127.0.0.1:{port}\ninterval = 1\n")
+    extra = "rx" + netns.if_rx[-6:]
+    try:
+        # an attachment in the other namespace: its pins are visible, its interface is not
+        t = start(daemons, netns, conf, port, "--listen", "none", "--interface", netns.if_tx,
+                  where=netns.tx)
+        assert t.stop() == 0
+        assert os.path.isdir(f"{PIN_ROOT}/{netns.if_tx}")
+
+        # no interface line: serve what is attached here, and only that
+        b = start(daemons, netns, conf, port)
+        assert f"roceval: {netns.if_rx}: adopted the existing attachment (native mode, " \
+            f"program {prog})" in b.stderr()
+        labels = set(re.findall(r'^roceval_frames_total\{interface="([^"]*)"',
+                                get(netns, port)["body"], re.M))
+        assert labels == {netns.if_rx}
+
+        # attached later (by a daemon that then stops): picked up at the next interval
+        netns.ip("link", "add", extra, "type", "veth", "peer", "name", "px" + netns.if_rx[-6:],
+                 netns=netns.rx)
+        c = start(daemons, netns, conf, port, "--listen", "none", "--interface", extra)
+        assert c.stop() == 0
+        assert wait_for(lambda: f'roceval_frames_total{{interface="{extra}"}}' in
+                        get(netns, port)["body"])
+        assert f"roceval: {extra}: adopted the existing attachment" in b.stderr()
+        assert b.stop() == 0
+    finally:
+        subprocess.run(["ip", "-n", netns.rx, "link", "del", extra], capture_output=True)
+        for ifname in (extra, netns.if_tx):
+            subprocess.run(["rm", "-rf", f"{PIN_ROOT}/{ifname}"], capture_output=True)

@@ -289,6 +289,22 @@ static int load_config(struct daemon *d, struct daemon_config *cfg)
 	return 0;
 }
 
+/*
+ * The attachments to serve when no interface is configured: those whose
+ * interface exists here.  Pin directories are named by interface only, and
+ * bpffs is shared by every network namespace, so another namespace's
+ * attachments show up in the list too.
+ */
+static int list_local(char (*names)[IF_NAMESIZE], int max)
+{
+	int n = live_list(names, max), kept = 0;
+
+	for (int i = 0; i < n; i++)
+		if (if_nametoindex(names[i]))
+			memmove(names[kept++], names[i], IF_NAMESIZE);
+	return n < 0 ? n : kept;
+}
+
 static int find_served(struct served *const *ifs, int n, const char *ifname)
 {
 	for (int i = 0; i < n; i++)
@@ -313,7 +329,7 @@ static int build_set(struct daemon *d, const struct daemon_config *cfg, struct s
 		memcpy(names, cfg->ifaces, sizeof(names));
 		n_names = cfg->n_ifaces;
 	} else {
-		n_names = live_list(names, DAEMON_MAX_IFACES);
+		n_names = list_local(names, DAEMON_MAX_IFACES);
 		if (n_names < 0) {
 			pr_warn("couldn't list the attachments under %s: %s", ROCEVAL_PIN_ROOT,
 				strerror(-n_names));
@@ -502,7 +518,7 @@ static void tick(struct daemon *d)
 	if (!d->cfg.n_ifaces) {
 		/* Adopt-all: pick up attachments made since, unless another daemon serves them. */
 		char names[DAEMON_MAX_IFACES][IF_NAMESIZE];
-		int n = live_list(names, DAEMON_MAX_IFACES);
+		int n = list_local(names, DAEMON_MAX_IFACES);
 
 		for (int i = 0; i < n && d->n_ifs < DAEMON_MAX_IFACES; i++) {
 			bool fresh;
@@ -856,7 +872,8 @@ const struct command cmd_daemon = {
 		"Attaches roceval to every configured interface, or adopts the attachment already\n"
 		"pinned there (counters continue where they were), then runs until SIGTERM or\n"
 		"SIGINT.  With no interface configured it serves every attachment under\n"
-		ROCEVAL_PIN_ROOT " and picks up new ones at each interval.\n\n"
+		ROCEVAL_PIN_ROOT " whose interface is in its network namespace, picks up new\n"
+		"ones at each interval and drops those detached.\n\n"
 		"  GET /metrics on the listen address: Prometheus text format, one counter family\n"
 		"      per rule, roceval_rule_<id>_total{interface,severity}, with the rule's\n"
 		"      description as HELP; the frame totals as roceval_<id>_total{interface};\n"
