@@ -332,3 +332,17 @@ def assert_distinct_flows(frames):
     """Each frame the first of its flow: no sequence rule can apply to any of them."""
     keys = [flow_key(f) for f in frames]
     assert len(set(keys)) == len(keys)
+
+
+def pcapng_bytes(frames, linktype=1):
+    """The same frames as a pcapng file: section header, one interface, enhanced packet blocks."""
+    def block(btype, body):
+        body += bytes(-len(body) % 4)
+        n = len(body) + 12
+        return struct.pack("<II", btype, n) + body + struct.pack("<I", n)
+
+    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    out += block(1, struct.pack("<HHI", linktype, 0, 65535))
+    for i, f in enumerate(frames):
+        out += block(6, struct.pack("<IIIII", 0, 0, i, len(f), len(f)) + bytes(f))
+    return out

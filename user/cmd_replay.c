@@ -50,7 +50,8 @@ static int do_replay(int argc, char **argv)
 
 	settings_defaults(&cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jm:k:p:s:t:f:", opts, NULL)) != -1) {
+	opterr = 0; /* getopt's own message would be a second line */
+	while ((opt = getopt_long(argc, argv, ":jm:k:p:s:t:f:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
@@ -89,8 +90,12 @@ static int do_replay(int argc, char **argv)
 				return command_usage_error(&cmd_replay, "%s", msg);
 			break;
 		}
+		case ':':
+			return command_usage_error(&cmd_replay, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return command_usage_error(&cmd_replay, "bad option");
+			if (!strncmp(argv[optind - 1], "--", 2))
+				return command_usage_error(&cmd_replay, "bad option '%s'", argv[optind - 1]);
+			return command_usage_error(&cmd_replay, "unknown option '-%c'", optopt);
 		}
 	}
 	if (optind != argc - 1)
@@ -100,7 +105,13 @@ static int do_replay(int argc, char **argv)
 
 	pcap = pcap_open_offline(path, errbuf);
 	if (!pcap) {
-		pr_warn("%s: %s", path, errbuf);
+		size_t plen = strlen(path);
+
+		/* libpcap names the file itself in some messages, not in others */
+		if (!strncmp(errbuf, path, plen) && !strncmp(errbuf + plen, ": ", 2))
+			pr_warn("%s", errbuf);
+		else
+			pr_warn("%s: %s", path, errbuf);
 		return EXIT_USAGE;
 	}
 	if (pcap_datalink(pcap) != DLT_EN10MB) {

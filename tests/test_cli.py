@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""The roceval command line: replay's errors and output, help, prefixes, the rule list."""
+import json
+import re
+
+import pytest
+
+import roce
+from conftest import CAPTURES, ROCEVAL, ROOT, run
+
+CNP_PCAP = CAPTURES / "cnp-connectx4lx-ipv4.pcap"
+TOTALS = ("frames", "roce", "icrc_ok", "icrc_bad", "icrc_unchecked", "icrc_skipped", "dropped",
+          "trace_samples", "trace_skipped")
+
+
+def header_rules():
+    """(id, severity) of every rule, in table order, read from include/roceval_rules.h."""
+    text = (ROOT / "include" / "roceval_rules.h").read_text()
+    table = text[text.index("#define ROCEVAL_RULES(X)"):text.index("enum roceval_rule {")]
+    sev = {"SEV_ERROR": "error", "SEV_WARNING": "warning", "SEV_INFO": "info"}
+    return [(i, sev[s]) for i, s in re.findall(r'X\(\w+, "(\w+)", (SEV_\w+),', table)]
+
+
+def one_error_line(res, code, *words):
+    """Exit `code`, nothing on stdout, one line on stderr that says roceval and names the problem."""
+    assert res.returncode == code, (res.stdout, res.stderr)
+    assert res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("roceval"), lines[0]
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+def commands():
+    if not ROCEVAL.exists():  # collection runs before conftest can say it is missing
+        return []
+    out = run("help", check=True).stdout
+    block = out[out.index("Commands:"):out.index("Options:")]
+    names = re.findall(r"^  (\w+) {2,}\S", block, re.M)
+    assert "replay" in names and "rules" in names
+    return names
+
+
+# --- replay: bad input ----------------------------------------------------------
+
+def test_missing_file(tmp_path):
+    path = tmp_path / "nope.pcap"
+    line = one_error_line(run("replay", path), 2, str(path))
+    assert line.count(str(path)) == 1
+
+
+def test_garbage_file(tmp_path):
+    path = tmp_path / "garbage.pcap"
+    path.write_bytes(bytes(range(256)) * 4)
+    one_error_line(run("replay", "--json", path), 2, str(path))
+
+
+def test_empty_file(tmp_path):
+    path = tmp_path / "empty.pcap"
+    path.write_bytes(b"")
+    one_error_line(run("replay", path), 2, str(path))
+
+
+def test_directory(tmp_path):
+    one_error_line(run("replay", tmp_path), 2, str(tmp_path))
+
+
+@pytest.mark.parametrize("linktype,name", [(101, "RAW"), (0, "NULL"), (105, "IEEE802_11")])
+def test_non_ethernet(tmp_path, linktype, name):
+    path = roce.write_pcap(tmp_path / "raw.pcap", [roce.cnp()[14:]], linktype=linktype)
+    one_error_line(run("replay", "--json", path), 2, str(path), name, "Ethernet")
+
+
+def test_non_ethernet_pcapng(tmp_path):
+    path = tmp_path / "raw.pcapng"
+    path.write_bytes(roce.pcapng_bytes([roce.cnp()[14:]], linktype=101))
+    one_error_line(run("replay", path), 2, str(path), "Ethernet")
+
+
+@pytest.mark.parametrize("cut", [30, 70, 74 + 16 - 8], ids=["in_frame", "in_frame_start",
+                                                           "in_record_header"])
+def test_capture_cut_mid_record(tmp_path, cut):
+    """Counters for the frames before the damage still come out, and the exit says it was damaged."""
+    frames = [roce.cnp(), roce.cnp(), roce.roce(0x04, 16, tver=1), roce.cnp()]
+    assert len(frames[-1]) == 74
+    data = roce.pcap_bytes(frames)
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(data[:len(data) - cut])
+    res = run("replay", "--json", path)
+    assert res.returncode == 2, res.stderr
+    r = json.loads(res.stdout)
+    assert (r["frames"], r["roce"], r["icrc_ok"]) == (3, 3, 3)
+    assert r["rules"]["cnp"] == 2 and r["rules"]["tver"] == 1
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("roceval") and str(path) in lines[0], lines
+    # and the table form prints the same counts before the error
+    res = run("replay", path)
+    assert res.returncode == 2
+    assert re.search(r"^\s+frames\s+3$", res.stdout, re.M), res.stdout
+    assert len(res.stderr.splitlines()) == 1
+
+
+BAD_OPTIONS = [
+    (("--pmtu", "1000"), "1000"), (("--pmtu", "abc"), "abc"), (("--pmtu", "-1"), "-1"),
+    (("--pmtu", "8192"), "8192"), (("-m", "300"), "300"),
+    (("--pkey", "0x8000"), "0x8000"), (("--pkey", "0"), "pkeys=0"), (("--pkey", "0x10000"), "0x10000"),
+    (("--pkey", "ffff"), "ffff"), (("--pkey", ",,"), ",,"),
+    (("--pkey", ",".join(["1"] * 17)), "pkeys="),
+    (("--port", "0"), "ports=0"), (("--port", "70000"), "70000"), (("--port", "x"), "ports=x"),
+    (("--port", "1", "--port", "2", "--port", "3", "--port", "4", "--port", "5"), "5"),
+    (("--set", "nosuch=1"), "nosuch"), (("--set", "resv6=maybe"), "maybe"),
+    (("--set", "pmtu"), "pmtu"), (("--set", "=1"), "=1"), (("--set", "enforce=perhaps"), "perhaps"),
+    (("--set", "icrc_sample=0"), "icrc_sample=0"),
+    (("--frobnicate",), "--frobnicate"), (("-x",), "-x"), (("--json=yes",), "--json"),
+    (("--pmtu",), "--pmtu"),
+]
+
+
+@pytest.mark.parametrize("opts,word", BAD_OPTIONS, ids=[" ".join(o) for o, _ in BAD_OPTIONS])
+def test_bad_option(opts, word):
+    args = list(opts) if opts == ("--pmtu",) else list(opts) + [str(CNP_PCAP)]
+    one_error_line(run("replay", *args), 2, word)
+
+
+def test_file_count():
+    one_error_line(run("replay", "--json"), 2, "capture file")
+    one_error_line(run("replay", CNP_PCAP, CNP_PCAP), 2, "one capture")
+
+
+def test_not_root():
+    res = run("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+              ROCEVAL, "replay", "--json", CNP_PCAP)
+    one_error_line(res, 1, "root")
+
+
+# --- replay: output -------------------------------------------------------------
+
+def test_json_is_one_object_with_every_id():
+    res = run("replay", "--json", CNP_PCAP, check=True)
+    assert res.stderr == ""
+    assert res.stdout.endswith("}\n") and res.stdout.count("\n") == 1
+    r = json.loads(res.stdout)
+    assert isinstance(r, dict)
+    for k in TOTALS:
+        assert isinstance(r[k], int), k
+    assert list(r["rules"]) == [i for i, _ in header_rules()]
+    assert all(isinstance(v, int) for v in r["rules"].values())
+    assert (r["frames"], r["roce"], r["icrc_ok"], r["rules"]["cnp"]) == (1, 1, 1, 1)
+    # options change what is counted, never the shape
+    r2 = json.loads(run("replay", "--json", "--pmtu", "1024", "--pkey", "0xffff", "--port", "1",
+                        "--set", "resv6=check", CNP_PCAP, check=True).stdout)
+    assert list(r2["rules"]) == list(r["rules"])
+
+
+def test_pcapng(tmp_path):
+    frames = [roce.cnp(), roce.roce(0x11, syndrome=0x62), roce.roce(0x04, 64, tver=3)]
+    path = tmp_path / "c.pcapng"
+    path.write_bytes(roce.pcapng_bytes(frames))
+    r = json.loads(run("replay", "--json", path, check=True).stdout)
+    assert (r["frames"], r["roce"], r["icrc_ok"]) == (3, 3, 3)
+    assert {k: v for k, v in r["rules"].items() if v} == {"cnp": 1, "nak_access": 1, "tver": 1}
+
+
+def test_table():
+    res = run("replay", CAPTURES / "rc-send-ack-ipv4.pcap", check=True)
+    assert res.stderr == ""
+    out = res.stdout
+    assert out.startswith(f"{CAPTURES / 'rc-send-ack-ipv4.pcap'}: 123 frames")
+    for name, value in (("frames", 123), ("roce", 105), ("icrc_ok", 105), ("icrc_bad", 0)):
+        assert re.search(rf"^\s+{name}\s+{value}$", out, re.M), name
+    for rule, _ in header_rules():
+        assert re.search(rf"^\s+{rule}\s+0\s", out, re.M), rule
+
+
+def test_empty_capture(tmp_path):
+    path = roce.write_pcap(tmp_path / "none.pcap", [])
+    r = json.loads(run("replay", "--json", path, check=True).stdout)
+    assert all(r[k] == 0 for k in TOTALS)
+    assert not any(r["rules"].values())
+
+
+# --- help, prefixes, unknown commands -----------------------------------------------
+
+def test_help_lists_commands():
+    res = run("help", check=True)
+    assert res.stdout.startswith("Usage: roceval")
+    assert run("--help", check=True).stdout == res.stdout
+    assert run("-h", check=True).stdout == res.stdout
+    assert len(commands()) >= 2
+
+
+def test_no_command():
+    res = run(ROCEVAL)
+    assert res.returncode == 2
+    assert res.stderr.startswith("Usage: roceval") and res.stdout == ""
+
+
+@pytest.mark.parametrize("cmd", commands())
+def test_help_of_each_command(cmd):
+    res = run("help", cmd, check=True)
+    assert res.stdout.startswith(f"Usage: roceval {cmd} ")
+    assert res.stderr == ""
+    # the summary line of the command list, then a real description
+    summary = re.search(rf"^  {cmd} +(.+)$", run("help").stdout, re.M).group(1)
+    assert summary in res.stdout
+    assert len(res.stdout.splitlines()) >= 4
+    assert run(cmd, "--help", check=True).stdout == res.stdout
+    assert run(cmd, "-h", check=True).stdout == res.stdout
+
+
+def test_unique_prefix():
+    full = run("rules", "--json", check=True).stdout
+    assert run("rul", "--json", check=True).stdout == full
+    r = json.loads(run("repl", "--json", CNP_PCAP, check=True).stdout)
+    assert r["frames"] == 1
+    assert run("help", "repl", check=True).stdout == run("help", "replay", check=True).stdout
+
+
+def test_ambiguous_prefix():
+    line = one_error_line(run("r"), 2, "ambiguous")
+    assert "replay" in line and "rules" in line
+    one_error_line(run("help", "r"), 2, "ambiguous")
+
+
+@pytest.mark.parametrize("args", [("frobnicate",), ("replayx", str(CNP_PCAP)), ("help", "zzz"),
+                                  ("--bogus", "rules")])
+def test_unknown_command(args):
+    one_error_line(run(*args), 2)
+
+
+def test_version():
+    res = run("--version", check=True)
+    assert re.fullmatch(r"roceval \S+\n", res.stdout)
+
+
+# --- rules ------------------------------------------------------------------------
+
+def test_rules_json_lists_every_id():
+    res = run("rules", "--json", check=True)
+    assert res.stdout.count("\n") == 1
+    rules = json.loads(res.stdout)
+    assert [(x["id"], x["severity"]) for x in rules] == header_rules()
+    for x in rules:
+        assert set(x) == {"id", "severity", "reference", "description"}
+        assert x["reference"] and x["description"]
+
+
+def test_rules_text_and_markdown():
+    ids = [i for i, _ in header_rules()]
+    text = run("rules", check=True).stdout.splitlines()
+    assert [line.split()[0] for line in text[1:]] == ids
+    md = run("rules", "--markdown", check=True).stdout
+    assert [m for m in re.findall(r"^\| `(\w+)` \| (?:error|warning|info) \|", md, re.M)] == ids
+    one_error_line(run("rules", "--yaml"), 2, "rules")
