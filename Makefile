@@ -96,3 +96,18 @@ help:
 demo: deps
 	$(MAKE) all
 	ROCEVAL=$(abspath $(BIN)) bash demo/demo.sh
+
+# `roceval bench` measures against a do-nothing XDP program of its own.
+$(OUTPUT)/bench_pass.bpf.o: bpf/bench_pass.bpf.c vmlinux.h Makefile | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/bench_pass.skel.h: $(OUTPUT)/bench_pass.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name bench_pass_bpf > $@
+
+$(OUTPUT)/cmd_bench.o: $(OUTPUT)/bench_pass.skel.h
+
+# The performance figures of issue 6 (as root): baseline, headers only, full ICRC, zlib.
+bench: $(BIN)
+	$(abspath $(BIN)) bench

@@ -239,13 +239,20 @@ static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct rocev
 	return 1;
 }
 
-/* rocev2.md section 5: the variant fields become all ones. */
+/*
+ * rocev2.md section 5: the variant fields become all ones.  The LRH slot
+ * gets 00 00 00 00 FF FF FF FF, not eight 0xFF: the CRC starts from 0 where
+ * the ICRC's starts from ~0 (see roceval_crc.bpf.h).
+ */
 static __always_inline void icrc_mask(__u8 *buf, __u32 iphl, bool ipv6)
 {
 	const __u32 ip = ROCE_LRH_MASK_LEN;
 	__u32 udp = ip + (iphl & 63);
 
-	*(__u64 *)buf = ~0ULL;
+	buf[4] = 0xFF;
+	buf[5] = 0xFF;
+	buf[6] = 0xFF;
+	buf[7] = 0xFF;
 	if (ipv6) {
 		buf[ip] |= 0x0F; /* traffic class high nibble */
 		buf[ip + 1] = 0xFF;
@@ -299,7 +306,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	struct l4info li = {};
 	__u64 n, copy;
-	__u32 avail, dlen, tlen, bth, hdrs, area, payload, need;
+	__u32 avail, dlen, tlen, bth, hdrs, area, payload, need, lead = 0;
 	bool check_icrc;
 	const struct roce_op *op = 0;
 	__u8 opcode, b1, transport, padcnt;
@@ -361,7 +368,9 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	barrier_var(copy);
 	if (copy < 1 || copy > ROCEVAL_MAX_DATAGRAM)
 		goto verdict;
-	buf = s->buf;
+	if (check_icrc)
+		lead = icrc_layout(s->buf, dlen);
+	buf = s->buf + (lead & (CRC_LANE - 1));
 	if (bpf_xdp_load_bytes(ctx, base + li.l3, buf + ROCE_LRH_MASK_LEN, copy))
 		goto verdict;
 	fi->ipv6 = li.ipv6;
@@ -516,12 +525,16 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 
 icrc:
 	if (check_icrc) {
-		__u32 crc_len = ROCE_LRH_MASK_LEN + dlen - ROCE_ICRC_LEN;
+		/* a multiple of CRC_LANE; the stored ICRC follows */
+		__u64 crc_len = lead + ROCE_LRH_MASK_LEN + dlen - ROCE_ICRC_LEN;
 		__u32 found, expected;
 
-		found = roceval_load_le32(buf, crc_len);
+		barrier_var(crc_len);
+		if (crc_len > ROCEVAL_SCRATCH_SIZE) /* never: for the verifier */
+			goto verdict;
+		found = roceval_load_le32(s->buf + crc_len);
 		icrc_mask(buf, li.iphl, li.ipv6);
-		expected = roceval_crc32(buf, crc_len);
+		expected = roceval_icrc(s->buf, crc_len);
 		fi->icrc_checked = 1;
 		fi->icrc_expected = expected;
 		fi->icrc_found = found;

@@ -1,36 +1,83 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * CRC-32 (the Ethernet/zlib polynomial) over the per-CPU scratch buffer,
- * slicing-by-8 over 8-byte-aligned 64-bit words.  The bulk runs in a
- * bpf_loop() callback so the verifier checks the block once instead of once
- * per iteration, which keeps 9000-byte frames well inside its budget.
+ * The ICRC's CRC-32 (the Ethernet/zlib polynomial) in BPF, which has no CRC
+ * helper.  Slicing-by-8 over 64-bit words in three independent streams,
+ * combined with zero-advance tables (CRC is linear, as in zlib's
+ * crc32_combine), so the CPU overlaps three dependency chains.
+ *
+ * The input is laid out so there is no tail to handle.  With the register
+ * starting at 0 instead of ~0, leading zero bytes change nothing, and
+ * starting at ~0 equals starting at 0 with the first four message bytes
+ * inverted.  The ICRC message starts with eight 0xFF bytes, so
+ *   ICRC = ~crc0(00 00 00 00 FF FF FF FF datagram) = ~crc0(zeros, FF x 4, datagram)
+ * and the datagram is copied where its end (without the ICRC) falls on a
+ * CRC_LANE boundary, after enough zeros to start on one: the CRC then runs
+ * over whole 64-byte lanes only.  icrc_layout() below computes the place.
+ *
+ * The bulk runs in bpf_loop() callbacks so the verifier checks a block once
+ * instead of once per iteration: 9000-byte frames stay well inside its
+ * budget.
  */
 #ifndef ROCEVAL_CRC_BPF_H
 #define ROCEVAL_CRC_BPF_H
 
 #include "crc32_table.h"
 
-#define CRC_BLOCK 64
+#define CRC_LANE 64	/* bytes one stream handles per step */
+#define CRC_ROW 1024	/* bytes per table row in crc32_tables */
+#define CRC_ROW_SHIFT1 8  /* rows advancing a register over CRC_LANE zero bytes */
+#define CRC_ROW_SHIFT2 12 /* ... over 2 * CRC_LANE */
+/* Zeroed ahead of the datagram: the largest lead-in, CRC_LANE - 1 + 4 bytes, in words. */
+#define CRC_LEAD_WORDS 9
 
-typedef const __u32 crc_table_t[256];
+_Static_assert(CRC32_TABLE_LANE == CRC_LANE, "user/gen_crc_tables.c LANE differs from CRC_LANE");
 
 /*
- * t is crc32_slice passed through a variable clang cannot see through:
- * otherwise it re-materialises the table's 64-bit address (ld_imm64) for
- * every one of the eight lookups.
+ * One table lookup: entry (x_ >> shift_) & 0xff of row row_.  Assembly
+ * because BPF has no base + index addressing and clang, left alone, keeps
+ * every row's address in a register of its own, runs out of BPF's ten
+ * and spills.  These are the five instructions a lookup needs: the index
+ * comes out pre-scaled by the entry size (shift 2 less, mask 0xff << 2)
+ * and every row is a constant load offset from one base register.
  */
-static __always_inline __u32 crc32_word(crc_table_t *t, __u32 crc, __u64 w)
-{
-	__u32 lo = crc ^ (__u32)w;
-	__u32 hi = w >> 32;
+#define crc_look(tab_, x_, shift_, row_)                                                         \
+	({                                                                                   \
+		__u64 __v;                                                                   \
+		if ((shift_) >= 2)                                                            \
+			asm("%[v] = %[x]; %[v] >>= %[s]; %[v] &= 1020; %[v] += %[t];"        \
+			    "%[v] = *(u32 *)(%[v] + %[o])"                                   \
+			    : [v] "=&r"(__v)                                                 \
+			    : [x] "r"(x_), [t] "r"(tab_), [s] "i"((shift_) - 2),                 \
+			      [o] "i"((row_) * CRC_ROW));                                     \
+		else                                                                         \
+			asm("%[v] = %[x]; %[v] <<= 2; %[v] &= 1020; %[v] += %[t];"            \
+			    "%[v] = *(u32 *)(%[v] + %[o])"                                   \
+			    : [v] "=&r"(__v)                                                 \
+			    : [x] "r"(x_), [t] "r"(tab_), [o] "i"((row_) * CRC_ROW));           \
+		(__u32)__v;                                                                  \
+	})
 
-	return t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
-	       t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^ t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+/* Feeds the 8 bytes of w (little-endian: the first byte is the lowest) to register crc. */
+static __always_inline __u32 crc_word(const __u8 *tab, __u32 crc, __u64 w)
+{
+	w ^= crc;
+	return crc_look(tab, w, 0, 7) ^ crc_look(tab, w, 8, 6) ^ crc_look(tab, w, 16, 5) ^
+	       crc_look(tab, w, 24, 4) ^ crc_look(tab, w, 32, 3) ^ crc_look(tab, w, 40, 2) ^
+	       crc_look(tab, w, 48, 1) ^ crc_look(tab, w, 56, 0);
 }
 
-static __always_inline crc_table_t *crc_tables(void)
+/* The register c after further zero bytes: CRC_LANE of them from row CRC_ROW_SHIFT1, 2 x from CRC_ROW_SHIFT2. */
+#define crc_advance(tab, c, row)                                                       \
+	(crc_look(tab, c, 0, row) ^ crc_look(tab, c, 8, (row) + 1) ^                      \
+	 crc_look(tab, c, 16, (row) + 2) ^ crc_look(tab, c, 24, (row) + 3))
+
+/*
+ * crc32_tables through a variable clang cannot see through: otherwise it
+ * re-materialises the table's 64-bit address (ld_imm64) at every lookup.
+ */
+static __always_inline const __u8 *crc_tables(void)
 {
-	crc_table_t *t = crc32_slice;
+	const __u8 *t = (const __u8 *)crc32_tables;
 
 	barrier_var(t);
 	return t;
@@ -38,88 +85,84 @@ static __always_inline crc_table_t *crc_tables(void)
 
 struct crc_state {
 	const __u8 *buf;
+	__u32 off; /* where the callback's block starts, for crc_lanes_cb */
 	__u32 crc;
 };
 
-static long crc_block_cb(__u32 i, struct crc_state *st)
+/* Stops clang hoisting every load of a block up front, which runs out of registers. */
+#define crc_step_barrier() asm volatile("" ::: "memory")
+
+/* One stream over lane i: the up to two lanes in front of the first triple. */
+static long crc_lane_cb(__u32 i, struct crc_state *st)
 {
 	/* Masking with a power of two minus one bounds the offset without changing it. */
-	__u32 off = (i * CRC_BLOCK) & ROCEVAL_SCRATCH_MASK;
-	const __u64 *w = (const __u64 *)(st->buf + off);
-	crc_table_t *t = crc_tables();
+	const __u64 *w = (const __u64 *)(st->buf + ((i * CRC_LANE) & ROCEVAL_SCRATCH_MASK));
+	const __u8 *tab = crc_tables();
 	__u32 crc = st->crc;
 
 #pragma unroll
-	for (int k = 0; k < CRC_BLOCK / 8; k++) {
-		crc = crc32_word(t, crc, w[k]);
-		/* Stops clang hoisting every load of the block up front, which
-		 * runs out of BPF's ten registers and spills to the stack. */
-		asm volatile("" ::: "memory");
+	for (int k = 0; k < CRC_LANE / 8; k++) {
+		crc = crc_word(tab, crc, w[k]);
+		crc_step_barrier();
 	}
 	st->crc = crc;
 	return 0;
 }
 
-/* buf is 8-byte aligned; len <= ROCEVAL_SCRATCH_SIZE. Returns what zlib's crc32(0, buf, len) does. */
-static __always_inline __u32 roceval_crc32(const __u8 *buf, __u32 len)
+/* Three lanes as three streams, then crc(A B C) = adv2(crc(A)) ^ adv1(crc0(B)) ^ crc0(C). */
+static long crc_lanes_cb(__u32 i, struct crc_state *st)
 {
-	struct crc_state st = { .buf = buf, .crc = 0xFFFFFFFFu };
-	__u32 nblocks = (len & ROCEVAL_SCRATCH_MASK) / CRC_BLOCK;
-	crc_table_t *t = crc_tables();
-	__u32 off, words, rem, crc;
+	const __u64 *w = (const __u64 *)(st->buf + ((st->off + i * 3 * CRC_LANE) & ROCEVAL_SCRATCH_MASK));
+	const __u8 *tab = crc_tables();
+	__u32 a = st->crc, b = 0, c = 0;
 
-	bpf_loop(nblocks, crc_block_cb, &st, 0);
-	crc = st.crc;
-	off = nblocks * CRC_BLOCK;
-	/*
-	 * The rest is under one block: whole words in steps of 4, 2 and 1,
-	 * then 4, 2 and 1 bytes.  Straight-line steps rather than loops, so the
-	 * verifier sees a handful of paths instead of one per remaining length.
-	 */
-	words = ((len - off) / 8) & (CRC_BLOCK / 8 - 1);
-	if (words & 4) {
-		const __u64 *w = (const __u64 *)(buf + (off & ROCEVAL_SCRATCH_MASK));
+#pragma unroll
+	for (int k = 0; k < CRC_LANE / 8; k++) {
+		a = crc_word(tab, a, w[k]);
+		b = crc_word(tab, b, w[k + CRC_LANE / 8]);
+		c = crc_word(tab, c, w[k + 2 * CRC_LANE / 8]);
+		crc_step_barrier();
+	}
+	st->crc = crc_advance(tab, a, CRC_ROW_SHIFT2) ^ crc_advance(tab, b, CRC_ROW_SHIFT1) ^ c;
+	return 0;
+}
 
-		crc = crc32_word(t, crc, w[0]);
-		crc = crc32_word(t, crc, w[1]);
-		crc = crc32_word(t, crc, w[2]);
-		crc = crc32_word(t, crc, w[3]);
-		off += 32;
-	}
-	if (words & 2) {
-		const __u64 *w = (const __u64 *)(buf + (off & ROCEVAL_SCRATCH_MASK));
+/*
+ * Where the ICRC input goes in `area` (8-byte aligned) for a datagram of
+ * dlen bytes: returns the offset of its 8-byte LRH slot, and zeroes what
+ * precedes the datagram there.  The caller copies the datagram 8 bytes
+ * after the returned offset and calls icrc_mask().
+ */
+static __always_inline __u32 icrc_layout(__u8 *area, __u32 dlen)
+{
+	__u64 *z = (__u64 *)area;
 
-		crc = crc32_word(t, crc, w[0]);
-		crc = crc32_word(t, crc, w[1]);
-		off += 16;
-	}
-	if (words & 1) {
-		crc = crc32_word(t, crc, *(const __u64 *)(buf + (off & ROCEVAL_SCRATCH_MASK)));
-		off += 8;
-	}
-	rem = len & 7;
-	if (rem & 4) {
-		__u32 c = crc ^ *(const __u32 *)(buf + (off & ROCEVAL_SCRATCH_MASK));
+#pragma unroll
+	for (int i = 0; i < CRC_LEAD_WORDS; i++)
+		z[i] = 0;
+	/* so that the LRH slot and the datagram without its ICRC end on a lane */
+	return -(ROCE_LRH_MASK_LEN + dlen - ROCE_ICRC_LEN) & (CRC_LANE - 1);
+}
 
-		crc = t[3][c & 0xff] ^ t[2][(c >> 8) & 0xff] ^
-		      t[1][(c >> 16) & 0xff] ^ t[0][c >> 24];
-		off += 4;
-	}
-	if (rem & 2) {
-		crc = t[0][(crc ^ buf[off & ROCEVAL_SCRATCH_MASK]) & 0xff] ^ (crc >> 8);
-		crc = t[0][(crc ^ buf[(off + 1) & ROCEVAL_SCRATCH_MASK]) & 0xff] ^ (crc >> 8);
-		off += 2;
-	}
-	if (rem & 1)
-		crc = t[0][(crc ^ buf[off & ROCEVAL_SCRATCH_MASK]) & 0xff] ^ (crc >> 8);
-	return ~crc;
+/*
+ * zlib's crc32(0, msg, n) of the message icrc_layout() and icrc_mask()
+ * prepared in area[0, len); len is a multiple of CRC_LANE.
+ */
+static __always_inline __u32 roceval_icrc(const __u8 *area, __u32 len)
+{
+	struct crc_state st = { .buf = area };
+	__u32 lanes = len / CRC_LANE;
+	__u32 head = lanes % 3;
+
+	bpf_loop(head, crc_lane_cb, &st, 0);
+	st.off = head * CRC_LANE;
+	bpf_loop(lanes / 3, crc_lanes_cb, &st, 0);
+	return ~st.crc;
 }
 
 /* The stored ICRC: least-significant byte first. */
-static __always_inline __u32 roceval_load_le32(const __u8 *buf, __u32 off)
+static __always_inline __u32 roceval_load_le32(const __u8 *p)
 {
-	const __u8 *p = buf + (off & ROCEVAL_SCRATCH_MASK);
-
 	return (__u32)p[0] | (__u32)p[1] << 8 | (__u32)p[2] << 16 | (__u32)p[3] << 24;
 }
 

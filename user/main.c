@@ -10,10 +10,11 @@
 #include "cmd.h"
 #include "common.h"
 
-extern const struct command cmd_daemon, cmd_replay, cmd_rules;
+extern const struct command cmd_bench, cmd_daemon, cmd_replay, cmd_rules;
 extern const struct command cmd_gen;
 
 static const struct command *const commands[] = {
+	&cmd_bench,
 	&cmd_daemon,
 	&cmd_replay,
 	&cmd_rules,
