@@ -7,13 +7,15 @@ that shares nothing with the C side: scapy's dissector and ICRC, and tests/roce.
 """
 import json
 import logging
+import os
+import signal
 import struct
 import subprocess
 import time
 
 import pytest
 
-from conftest import ROCEVAL, nonzero_rules, replay_json, run
+from conftest import ROCEVAL, ROOT, nonzero_rules, replay_json, run
 import roce
 
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
@@ -268,3 +270,44 @@ def test_live_counts_match_the_summary(netns, mode):
     # "frames" also counts the IPv6 neighbour discovery the veth carries
     assert_agrees(s, st, totals=TOTALS[1:])
     run("detach", netns.if_rx, netns=netns.rx, check=True)
+
+
+DEMO = ROOT / "demo" / "demo.sh"
+
+
+def demo_pins():
+    d = "/sys/fs/bpf/roceval"
+    return {p for p in os.listdir(d) if p.startswith("rvdemo")} if os.path.isdir(d) else set()
+
+
+def demo_leftovers(before):
+    """Namespaces, links and pins a demo run left behind (another run's do not count)."""
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
+    return ("roceval-demo" in netns, "rvdemo" in links, demo_pins() - before)
+
+
+@pytest.mark.skipif(not live_available(), reason="roceval attach/stats (issue 4) not built in")
+def test_demo_checks_its_agreement_and_cleans_up():
+    before = demo_pins()
+    env = dict(os.environ, ROCEVAL=str(ROCEVAL), DEMO_FRAMES="1500", DEMO_RATE="1500")
+    res = subprocess.run(["bash", str(DEMO)], capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "AGREEMENT: all " in res.stdout and "DISAGREEMENT" not in res.stdout
+    assert "Where to go next" in res.stdout
+    assert demo_leftovers(before) == (False, False, set())
+
+
+@pytest.mark.skipif(not live_available(), reason="roceval attach/stats (issue 4) not built in")
+def test_demo_cleans_up_when_interrupted():
+    before = demo_pins()
+    env = dict(os.environ, ROCEVAL=str(ROCEVAL), DEMO_FRAMES="100000", DEMO_RATE="1000")
+    p = subprocess.Popen(["bash", str(DEMO)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env)
+    deadline = time.monotonic() + 30
+    while "roce=" not in (line := p.stdout.readline()) and time.monotonic() < deadline:
+        pass
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and "interrupted" in err
+    assert demo_leftovers(before) == (False, False, set())
