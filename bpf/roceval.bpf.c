@@ -147,6 +147,7 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 	} while (0)
 
 #include "flow.bpf.h"
+#include "trace.bpf.h"
 
 /* What the L2-L4 parse learned about a RoCEv2 frame. */
 struct l4info {
@@ -549,6 +550,8 @@ icrc:
 verdict:
 	if (fi->has_bth)
 		flow_update(s, cnt, cfg, len);
+	if (cfg->trace_on && s->rules)
+		trace_sample(ctx, base, len, s, cfg, cnt);
 	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
 		cnt->total[TOTAL_DROPPED]++;
 		return XDP_DROP;

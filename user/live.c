@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -29,10 +30,19 @@
 #include <xdp/libxdp.h>
 
 #include "common.h"
+#include "flows.h"
 #include "live.h"
 #include "loader.h"
 
 #define BPFFS "/sys/fs/bpf"
+
+static __u32 live_flow_entries = ROCEVAL_DEFAULT_FLOWS;
+
+void live_set_flow_entries(__u32 entries)
+{
+	live_flow_entries = entries;
+	roceval_set_flow_entries(entries);
+}
 
 /* Value of the pinned "meta" map: what the kernel does not record for us. */
 struct live_meta {
@@ -261,27 +271,57 @@ static int attach_link(struct roceval_bpf *skel, int ifindex, enum live_mode mod
 	return 0;
 }
 
-static int attach_multiprog(struct roceval_bpf *skel, int ifindex, enum live_mode mode,
-			    struct xdp_program **out)
+static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	if ((level == LIBXDP_WARN || level == LIBXDP_INFO) ? verbose < 1 : verbose < 2)
+		return 0;
+	fputs("libxdp: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+/*
+ * libxdp falls back to attaching the program alone when the kernel will not
+ * run its dispatcher (freplace refused): that is not what --multiprog asked
+ * for, since nothing else could then join, so it is undone and reported.
+ */
+static int attach_multiprog(struct roceval_bpf *skel, const char *ifname, int ifindex,
+			    enum live_mode mode, struct xdp_program **out)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .obj = skel->obj, .prog_name = "roceval_xdp");
 	enum xdp_attach_mode xmode = mode == LIVE_MODE_NATIVE	 ? XDP_MODE_NATIVE
 				     : mode == LIVE_MODE_GENERIC ? XDP_MODE_SKB
 								 : XDP_MODE_UNSPEC;
+	struct xdp_multiprog *mp;
 	struct xdp_program *prog;
+	bool legacy;
 	int err;
 
+	libxdp_set_print(libxdp_print);
 	prog = xdp_program__create(&opts);
 	err = libxdp_get_error(prog);
-	if (err)
+	if (err) {
+		pr_warn("%s: Couldn't prepare the program for libxdp: %s", ifname, strerror(-err));
 		return err;
+	}
 	xdp_program__set_xdp_frags_support(prog, true);
 	err = xdp_program__attach(prog, ifindex, xmode, 0);
 	if (err && xmode == XDP_MODE_UNSPEC && (err == -EOPNOTSUPP || err == -EINVAL))
 		err = xdp_program__attach(prog, ifindex, XDP_MODE_SKB, 0);
 	if (err) {
+		pr_warn("%s: Couldn't attach XDP through libxdp's dispatcher: %s", ifname, strerror(-err));
 		xdp_program__close(prog);
 		return err;
+	}
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	legacy = libxdp_get_error(mp) || xdp_multiprog__is_legacy(mp);
+	if (!libxdp_get_error(mp))
+		xdp_multiprog__close(mp);
+	if (legacy) {
+		xdp_program__detach(prog, ifindex, XDP_MODE_UNSPEC, 0);
+		xdp_program__close(prog);
+		pr_warn("%s: libxdp could not load its dispatcher on this kernel (run with -v for why); "
+			"attach without --multiprog", ifname);
+		return -EOPNOTSUPP;
 	}
 	*out = prog;
 	return 0;
@@ -405,7 +445,13 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 			goto out;
 		}
 		bpf_program__set_autoload(skel->progs.roceval_replay, false);
-		err = attach_multiprog(skel, ifindex, mode, &xprog);
+		/* the same sizes roceval_load() gives the flow table */
+		bpf_map__set_max_entries(skel->maps.flows, live_flow_entries);
+		bpf_map__set_max_entries(skel->maps.flow_ring, live_flow_entries);
+		skel->rodata->flow_capacity = live_flow_entries;
+		err = attach_multiprog(skel, ifname, ifindex, mode, &xprog);
+		if (err)
+			goto out;
 	} else {
 		skel = roceval_load(LOAD_LIVE, true);
 		if (!skel) {
@@ -418,12 +464,11 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 			goto out;
 		}
 		err = attach_link(skel, ifindex, mode, &link_fd);
-	}
-	if (err) {
-		pr_warn("%s: Couldn't attach XDP%s%s%s: %s", ifname, mode == LIVE_MODE_AUTO ? "" : " in ",
-			mode == LIVE_MODE_AUTO ? "" : live_mode_name(mode),
-			multiprog ? " through libxdp" : "", strerror(-err));
-		goto out;
+		if (err) {
+			pr_warn("%s: Couldn't attach XDP%s%s: %s", ifname, mode == LIVE_MODE_AUTO ? "" : " in ",
+				mode == LIVE_MODE_AUTO ? "" : live_mode_name(mode), strerror(-err));
+			goto out;
+		}
 	}
 	if (multiprog) {
 		err = roceval_settings_write(bpf_map__fd(skel->maps.settings), settings);
@@ -713,4 +758,24 @@ int live_list(char (*names)[IF_NAMESIZE], int max)
 	closedir(d);
 	qsort(names, n, IF_NAMESIZE, cmp_names);
 	return n;
+}
+
+int live_list_local(char (*names)[IF_NAMESIZE], int max)
+{
+	int n = live_list(names, max), kept = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct live_meta meta;
+		__u32 key = 0;
+		int fd = pin_get(names[i], "meta"), ok;
+
+		ok = fd >= 0 && !bpf_map_lookup_elem(fd, &key, &meta) &&
+		     meta.ifindex == if_nametoindex(names[i]);
+		if (fd >= 0)
+			close(fd);
+		if (ok && kept != i)
+			memcpy(names[kept], names[i], IF_NAMESIZE);
+		kept += ok;
+	}
+	return n < 0 ? n : kept;
 }

@@ -49,10 +49,18 @@ int live_open(const char *ifname, struct live_iface *out);
 int live_open_report(const char *ifname, struct live_iface *out);
 /* Bytes the kernel charges for the program's maps (memlock in fdinfo) and how many maps. */
 int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps);
+/* Flow table entries for the next live_attach() (default ROCEVAL_DEFAULT_FLOWS). */
+void live_set_flow_entries(__u32 entries);
 /* Detaches and removes every pin; the interface is left as it was before attach. */
 int live_detach(const char *ifname);
 /* Names of the attached interfaces (pin directories), sorted; returns the count or -errno. */
 int live_list(char (*names)[IF_NAMESIZE], int max);
+/*
+ * live_list() narrowed to this network namespace: the pins are global, but an
+ * interface name means the interface of that name here (with the ifindex it
+ * was attached with).
+ */
+int live_list_local(char (*names)[IF_NAMESIZE], int max);
 void live_close(struct live_iface *li);
 const char *live_mode_name(enum live_mode mode);
 

@@ -12,6 +12,8 @@
 
 extern const struct command cmd_bench, cmd_daemon, cmd_replay, cmd_rules;
 extern const struct command cmd_gen;
+extern const struct command cmd_attach, cmd_detach, cmd_status, cmd_stats, cmd_top, cmd_trace,
+	cmd_config;
 
 static const struct command *const commands[] = {
 	&cmd_bench,
@@ -19,6 +21,13 @@ static const struct command *const commands[] = {
 	&cmd_replay,
 	&cmd_rules,
 	&cmd_gen,
+	&cmd_attach,
+	&cmd_detach,
+	&cmd_status,
+	&cmd_stats,
+	&cmd_top,
+	&cmd_trace,
+	&cmd_config,
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

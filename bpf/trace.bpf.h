@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * On-demand samples of violating frames for `roceval trace`.
+ *
+ * Off unless settings.trace_on: the hook in roceval_frame() tests that one
+ * word first, so a host nobody is tracing pays nothing.  While a trace runs,
+ * frames that match its filters go to a ring buffer, rate-limited by a
+ * per-CPU token bucket so a storm of bad frames cannot flood the host; what
+ * the bucket or a full ring turns away is counted in trace_skipped.
+ */
+#ifndef ROCEVAL_TRACE_BPF_H
+#define ROCEVAL_TRACE_BPF_H
+
+#define TRACE_NSEC 1000000000ULL
+/* Idle longer than this and the bucket is simply full: keeps elapsed * rate in 64 bits. */
+#define TRACE_IDLE_FULL (1000 * TRACE_NSEC)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 512 * 1024);
+} trace_rb SEC(".maps");
+
+/* Tokens are kept in units of 1/1e9 token so refill needs no division. */
+struct trace_bucket {
+	__u64 tokens;
+	__u64 last_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_bucket);
+} trace_tb SEC(".maps");
+
+/* An event is assembled here: the snap length is variable, the stack too small. */
+struct trace_buf {
+	struct roceval_trace_event ev;
+	__u8 data[ROCEVAL_MAX_SNAPLEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_buf);
+} trace_buf SEC(".maps");
+
+/*
+ * The trace's filters.  DestQP and addresses are only known once the BTH
+ * was parsed; a frame cut short before it cannot match a QP or address filter.
+ */
+static __always_inline bool trace_match(const struct roceval_scratch *s,
+					const struct roceval_settings *cfg)
+{
+	const struct frame_info *fi = &s->fi;
+	__u32 fam = cfg->trace_addr_family;
+
+	if (cfg->trace_rules && !(s->rules & cfg->trace_rules))
+		return false;
+	if (cfg->trace_qpn == ROCEVAL_ANY_QPN && !fam)
+		return true;
+	if (!fi->has_bth)
+		return false;
+	if (cfg->trace_qpn != ROCEVAL_ANY_QPN && fi->dqpn != cfg->trace_qpn)
+		return false;
+	if (fam) {
+		__u32 want[4], src[4], dst[4];
+		bool v6 = fam == 6;
+
+		if (v6 != !!fi->ipv6)
+			return false;
+		__builtin_memcpy(want, cfg->trace_addr, 16);
+		__builtin_memcpy(src, fi->saddr, 16);
+		__builtin_memcpy(dst, fi->daddr, 16);
+		/* IPv4 addresses are in the first word, the rest zero on both sides */
+		if ((src[0] != want[0] || (v6 && (src[1] != want[1] || src[2] != want[2] || src[3] != want[3]))) &&
+		    (dst[0] != want[0] || (v6 && (dst[1] != want[1] || dst[2] != want[2] || dst[3] != want[3]))))
+			return false;
+	}
+	return true;
+}
+
+/* One token, or false when the bucket is empty; refilled at trace_rate per second. */
+static __always_inline bool trace_take_token(struct trace_bucket *tb,
+					     const struct roceval_settings *cfg)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cap = (__u64)cfg->trace_burst * TRACE_NSEC;
+	__u64 elapsed = now - tb->last_ns;
+	__u64 tokens;
+
+	tokens = elapsed >= TRACE_IDLE_FULL ? cap : tb->tokens + elapsed * cfg->trace_rate;
+	if (tokens > cap)
+		tokens = cap;
+	tb->last_ns = now;
+	if (tokens < TRACE_NSEC) {
+		tb->tokens = tokens;
+		return false;
+	}
+	tb->tokens = tokens - TRACE_NSEC;
+	return true;
+}
+
+static __always_inline void trace_sample(struct xdp_md *ctx, __u32 base, __u32 len,
+					 struct roceval_scratch *s,
+					 const struct roceval_settings *cfg,
+					 struct roceval_counters *cnt)
+{
+	__u32 zero = 0;
+	struct trace_bucket *tb;
+	struct trace_buf *tbuf;
+	__u64 cap;
+
+	if (!trace_match(s, cfg))
+		return;
+	tb = bpf_map_lookup_elem(&trace_tb, &zero);
+	tbuf = bpf_map_lookup_elem(&trace_buf, &zero);
+	if (!tb || !tbuf)
+		return;
+	if (!trace_take_token(tb, cfg)) {
+		cnt->total[TOTAL_TRACE_SKIPPED]++;
+		return;
+	}
+
+	cap = cfg->trace_snaplen < len ? cfg->trace_snaplen : len;
+	barrier_var(cap);
+	if (cap > ROCEVAL_MAX_SNAPLEN)
+		cap = ROCEVAL_MAX_SNAPLEN;
+	if (cap && bpf_xdp_load_bytes(ctx, base, tbuf->data, cap))
+		cap = 0;
+	tbuf->ev.ts_ns = bpf_ktime_get_ns();
+	tbuf->ev.rules = s->rules;
+	tbuf->ev.ifindex = ctx->ingress_ifindex;
+	tbuf->ev.frame_len = len;
+	tbuf->ev.cap_len = cap;
+	tbuf->ev.flags = s->fi.icrc_checked ? ROCEVAL_EV_ICRC_CHECKED : 0;
+	tbuf->ev.icrc_expected = s->fi.icrc_checked ? s->fi.icrc_expected : 0;
+	tbuf->ev.icrc_found = s->fi.icrc_checked ? s->fi.icrc_found : 0;
+	if (bpf_ringbuf_output(&trace_rb, tbuf, sizeof(tbuf->ev) + cap, 0))
+		cnt->total[TOTAL_TRACE_SKIPPED]++;
+	else
+		cnt->total[TOTAL_TRACE_SAMPLES]++;
+}
+
+#endif /* ROCEVAL_TRACE_BPF_H */

@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Live attach on a veth pair: counters, trace, config, status, detach and the errors.
+
+Each test builds its own two namespaces (conftest's `netns`): roceval is
+attached to the rx end, frames from a pcap are sent raw (AF_PACKET) from the
+tx end, and what the live program counts must be exactly what `roceval
+replay` counts for the same pcap.  The kernel may add frames of its own to a
+new veth (IPv6 neighbour discovery...), so `frames` is compared with >=,
+everything about RoCEv2 exactly.
+"""
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import CAPTURES, ROCEVAL, nonzero_rules, replay_json, run
+
+ROCEVAL_PIN_DIR = Path("/sys/fs/bpf/roceval")
+GOOD = CAPTURES / "rc-send-ack-ipv4.pcap"
+N_BAD = 6
+
+# Sends every frame of a pcap out of an interface through AF_PACKET, in order.
+SENDER = r"""
+import socket, sys, time
+from scapy.utils import rdpcap
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+for i, p in enumerate(rdpcap(sys.argv[2])):
+    s.send(bytes(p))
+    if i % 32 == 31:
+        time.sleep(0.005)  # stay well inside the veth's NAPI backlog
+"""
+
+# The first N RoCEv2 frames of a pcap with their ICRC stored byte-swapped.
+MAKE_BAD = r"""
+import sys
+from scapy.utils import rdpcap, wrpcap
+from scapy.layers.l2 import Ether
+out = []
+for p in rdpcap(sys.argv[1]):
+    b = bytes(p)
+    if b[12:14] != b"\x08\x00" or b[23] != 17 or int.from_bytes(b[36:38], "big") != 4791:
+        continue
+    end = 14 + int.from_bytes(b[16:18], "big")
+    out.append(Ether(b[:end - 4] + b[end - 4:end][::-1] + b[end:]))
+    if len(out) == int(sys.argv[3]):
+        break
+wrpcap(sys.argv[2], out)
+"""
+
+
+@pytest.fixture
+def pcaps(tmp_path):
+    """good.pcap (a real capture), bad.pcap (its first frames, ICRC byte-swapped), both.pcap."""
+    bad = tmp_path / "bad.pcap"
+    both = tmp_path / "both.pcap"
+    subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(GOOD), str(bad), str(N_BAD)], check=True)
+    subprocess.run(["/usr/bin/python3", "-c",
+                    "import sys\nfrom scapy.utils import rdpcap, wrpcap\n"
+                    "wrpcap(sys.argv[3], list(rdpcap(sys.argv[1])) + list(rdpcap(sys.argv[2])))",
+                    str(GOOD), str(bad), str(both)], check=True)
+    return {"good": GOOD, "bad": bad, "both": both}
+
+
+def send(ns, pcap, tmp_path):
+    script = tmp_path / "send.py"
+    script.write_text(SENDER)
+    run("/usr/bin/python3", script, ns.if_tx, pcap, netns=ns.tx, check=True)
+
+
+def stats(ns):
+    res = run("stats", "--json", ns.if_rx, netns=ns.rx, check=True)
+    lines = res.stdout.splitlines()
+    assert len(lines) == 1
+    return json.loads(lines[0])
+
+
+def wait_roce(ns, want, timeout=5.0):
+    """Counters once `roce` reaches `want` (frames may still be in flight just after sending)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        s = stats(ns)
+        if s["roce"] >= want or time.monotonic() > deadline:
+            return s
+        time.sleep(0.05)
+
+
+def xdp_prog_id(ns):
+    out = subprocess.run(["ip", "-n", ns.rx, "-j", "link", "show", ns.if_rx], check=True,
+                         capture_output=True, text=True).stdout
+    link = json.loads(out)[0]
+    return link.get("xdp", {}).get("prog", {}).get("id")
+
+
+def attach(ns, *opts):
+    res = run("attach", ns.if_rx, *opts, netns=ns.rx, check=True)
+    assert re.match(rf"{ns.if_rx}: attached roceval \(program \d+, \w+ mode\)", res.stdout)
+    return res
+
+
+def assert_same_as_replay(live, want):
+    assert live["frames"] >= want["frames"]
+    for key in ("roce", "icrc_ok", "icrc_bad", "icrc_unchecked", "icrc_skipped", "dropped", "trace_samples",
+                "trace_skipped"):
+        assert live[key] == want[key], key
+    assert live["rules"] == want["rules"]
+
+
+@pytest.mark.parametrize("mode", ["native", "generic"])
+def test_live_counts_equal_replay(netns, pcaps, tmp_path, mode):
+    want = replay_json(pcaps["both"])
+    assert want["icrc_bad"] == N_BAD and want["roce"] == 105 + N_BAD  # the test means something
+
+    attach(netns, "--mode", mode)
+    st = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)
+    assert [(s["interface"], s["mode"], s["enforce"]) for s in st] == [(netns.if_rx, mode, False)]
+    assert st[0]["program_id"] == xdp_prog_id(netns)
+
+    send(netns, pcaps["both"], tmp_path)
+    live = wait_roce(netns, want["roce"])
+    assert live["interface"] == netns.if_rx
+    assert_same_as_replay(live, want)
+    assert set(live["rates"]) == set(want) - {"flows"} and set(live["rates"]["rules"]) == set(want["rules"])
+    # the flow table too: same flows, packets, bytes and rules per flow
+    assert live["flows"] == want["flows"] and len(want["flows"]) == 2
+
+    st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
+    assert st["roce"] == want["roce"] and st["frames"] == live["frames"]
+    assert st["memory_bytes"] > 0 and st["settings"]["pmtu"] == "0"
+
+    # the table form says the same
+    text = run("stats", netns.if_rx, netns=netns.rx, check=True).stdout
+    assert re.search(rf"^  icrc_bad +{N_BAD} ", text, re.M)
+    assert re.search(rf"^  icrc +{N_BAD} ", text, re.M)
+
+
+def test_trace_samples_to_pcapng(netns, pcaps, tmp_path):
+    attach(netns)
+    out = tmp_path / "trace.pcapng"
+    trace = subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--rule", "icrc",
+         "--count", "3", "--json", "--pcap", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "tracing" in trace.stderr.readline()  # sampling is on from here
+        send(netns, pcaps["both"], tmp_path)
+        stdout, stderr = trace.communicate(timeout=10)
+    finally:
+        if trace.poll() is None:
+            trace.kill()
+    assert trace.returncode == 0, stderr
+    samples = [json.loads(line) for line in stdout.splitlines()]
+    assert len(samples) == 3
+    for s in samples:
+        assert "icrc" in s["rules"]
+        assert s["icrc_diagnosis"] == "stored byte-swapped"
+        assert int(s["icrc_found"], 16) == int.from_bytes(int(s["icrc_expected"], 16).to_bytes(4, "little"), "big")
+        assert s["cap_len"] == min(128, s["frame_len"]) and s["dport"] == 4791
+        assert s["opcode_name"].startswith("RC ")
+    assert "3 samples" in stderr
+
+    # Wireshark's reader agrees: three Ethernet frames, cut at 128 bytes, our comment on each
+    res = run("tshark", "-r", out, "-T", "fields", "-e", "frame.number", "-e", "frame.len", "-e",
+              "frame.cap_len", "-e", "udp.dstport", "-e", "frame.comment", check=True)
+    rows = [r.split("\t") for r in res.stdout.strip().splitlines()]
+    assert [r[0] for r in rows] == ["1", "2", "3"]
+    assert [(int(r[1]), int(r[2]), r[3]) for r in rows] == [(s["frame_len"], s["cap_len"], "4791") for s in samples]
+    assert all(r[4].startswith("roceval: icrc") and "(stored byte-swapped)" in r[4] for r in rows)
+
+    # frames sampled before the trace switched sampling off count too (it stops after --count)
+    before = stats(netns)
+    assert 3 <= before["trace_samples"] <= N_BAD and before["trace_skipped"] == 0
+    # sampling is off again: more bad frames are not sampled
+    send(netns, pcaps["bad"], tmp_path)
+    after = wait_roce(netns, before["roce"] + N_BAD)
+    assert after["icrc_bad"] == 2 * N_BAD
+    assert (after["trace_samples"], after["trace_skipped"]) == (before["trace_samples"], 0)
+
+
+def test_trace_text_and_filters(netns, pcaps, tmp_path):
+    attach(netns)
+    # a QP filter that matches nothing: the bad frames are not sampled
+    trace = subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--qpn", "0xabcdef"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "tracing" in trace.stderr.readline()
+    send(netns, pcaps["bad"], tmp_path)
+    wait_roce(netns, N_BAD)
+    trace.terminate()
+    stdout, stderr = trace.communicate(timeout=10)
+    assert trace.returncode == 0 and stdout == "" and "0 samples, 0 skipped" in stderr
+
+    # the text form: one tcpdump-like line per frame
+    trace = subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--addr",
+         "192.168.70.6", "--count", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "tracing" in trace.stderr.readline()
+    send(netns, pcaps["bad"], tmp_path)
+    stdout, _ = trace.communicate(timeout=10)
+    assert trace.returncode == 0
+    assert re.fullmatch(
+        rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} 192\.168\.70\.\d+\.\d+ > 192\.168\.70\.\d+\.4791: RC \w+ "
+        r"dqpn 0x[0-9a-f]{6} psn \d+, length \d+: icrc\S*; icrc expected 0x[0-9a-f]{8} found 0x[0-9a-f]{8} "
+        r"\(stored byte-swapped\)\n", stdout)
+    assert "192.168.70.6" in stdout
+
+
+def test_trace_rate_limit_counts_skipped(netns, pcaps, tmp_path):
+    attach(netns, "trace_rate=1", "trace_burst=2")
+    trace = subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "tracing" in trace.stderr.readline()
+    send(netns, pcaps["bad"], tmp_path)
+    s = wait_roce(netns, N_BAD)
+    trace.terminate()
+    stdout, stderr = trace.communicate(timeout=10)
+    # a burst of 2 (and at most one more token per second per CPU) out of 6
+    taken = len(stdout.splitlines())
+    assert 2 <= taken < N_BAD
+    assert s["trace_samples"] + s["trace_skipped"] == N_BAD
+    assert f"{taken} samples, {N_BAD - taken} skipped" in stderr
+
+
+def test_config_is_seen_by_the_running_program(netns, pcaps, tmp_path):
+    attach(netns)
+    send(netns, pcaps["good"], tmp_path)
+    before = wait_roce(netns, 105)
+    assert nonzero_rules(before) == {}
+
+    res = run("config", netns.if_rx, "pmtu=2048", netns=netns.rx, check=True)
+    assert re.search(r"^  pmtu +2048$", res.stdout, re.M)
+    send(netns, pcaps["good"], tmp_path)
+    after = wait_roce(netns, 210)
+    # replay says 33 SEND_FIRST break payload_length at pmtu 2048: the live program, told at run time, agrees
+    assert replay_json(pcaps["good"], "--pmtu", "2048")["rules"]["payload_length"] == 33
+    assert after["rules"]["payload_length"] == 33
+
+    # a bad value is refused with the reason, and nothing changes
+    res = run("config", netns.if_rx, "enforce=on", "pmtu=300", netns=netns.rx)
+    assert res.returncode == 2
+    assert res.stderr.startswith("roceval config: pmtu=300: must be 0, 256, 512, 1024, 2048 or 4096")
+    st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
+    assert st["settings"]["pmtu"] == "2048" and st["enforce"] is False
+
+
+def test_detach_leaves_nothing(netns):
+    attach(netns, "--mode", "generic")
+    assert xdp_prog_id(netns) is not None
+    res = run("detach", netns.if_rx, netns=netns.rx, check=True)
+    assert res.stdout == f"{netns.if_rx}: detached roceval\n"
+    assert xdp_prog_id(netns) is None
+    out = subprocess.run(["ip", "-n", netns.rx, "link", "show", netns.if_rx], check=True,
+                         capture_output=True, text=True).stdout
+    assert "xdp" not in out
+    assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+
+    res = run("detach", netns.if_rx, netns=netns.rx)
+    assert (res.returncode, res.stderr) == (1, f"roceval: {netns.if_rx}: roceval is not attached\n")
+    res = run("stats", netns.if_rx, netns=netns.rx)
+    assert res.returncode == 1 and "roceval is not attached" in res.stderr
+
+
+def test_attach_missing_interface(netns):
+    res = run("attach", "rvnosuch0", netns=netns.rx)
+    assert (res.returncode, res.stdout, res.stderr) == (2, "", "roceval: rvnosuch0: no such interface\n")
+    assert not (ROCEVAL_PIN_DIR / "rvnosuch0").exists()
+    res = run("attach", netns.if_rx, "pmtu=3", netns=netns.rx)
+    assert res.returncode == 2 and "pmtu=3: must be" in res.stderr
+    assert xdp_prog_id(netns) is None
+
+
+def test_attach_twice_names_the_program(netns, tmp_path):
+    attach(netns)
+    prog = xdp_prog_id(netns)
+    res = run("attach", netns.if_rx, netns=netns.rx)
+    assert res.returncode == 1
+    assert res.stderr == (f"roceval: {netns.if_rx}: roceval is already attached (program {prog}); "
+                          f"'roceval detach {netns.if_rx}' first\n")
+    assert xdp_prog_id(netns) == prog
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+
+    # someone else's XDP program: named by id and name, and left alone
+    src = tmp_path / "other.bpf.c"
+    src.write_text('__attribute__((section("xdp"), used))\n'
+                   'int other_pass(void *ctx) { return 2; /* XDP_PASS */ }\n'
+                   'char _license[] __attribute__((section("license"), used)) = "GPL";\n')
+    obj = tmp_path / "other.bpf.o"
+    subprocess.run(["clang", "-O2", "-target", "bpf", "-c", str(src), "-o", str(obj)], check=True)
+    subprocess.run(["ip", "-n", netns.rx, "link", "set", "dev", netns.if_rx, "xdpgeneric", "obj", str(obj),
+                    "sec", "xdp"], check=True)
+    other = xdp_prog_id(netns)
+    res = run("attach", netns.if_rx, netns=netns.rx)
+    assert res.returncode == 1
+    assert res.stderr == (f"roceval: {netns.if_rx}: already has XDP program {other} (other_pass); "
+                          "detach it or use --multiprog\n")
+    assert xdp_prog_id(netns) == other
+    assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+
+
+def test_status_and_top_without_a_tty(netns, pcaps, tmp_path):
+    attach(netns, "enforce=on")
+    send(netns, pcaps["bad"], tmp_path)
+    s = wait_roce(netns, N_BAD)
+    assert s["dropped"] == N_BAD  # enforce drops what breaks an error rule
+
+    text = run("status", netns.if_rx, netns=netns.rx, check=True).stdout
+    assert re.search(r"^  enforce +ON: frames breaking error rules are DROPPED$", text, re.M)
+    assert re.search(rf"^  roce +{N_BAD}$", text, re.M)
+
+    res = run("top", netns.if_rx, "-n", "2", "-d", "0.2", netns=netns.rx, check=True, stdin=subprocess.DEVNULL)
+    assert "\033[" not in res.stdout  # no escape sequences when not on a terminal
+    assert res.stdout.count("roceval top - ") == 2
+    assert re.search(rf"^  icrc +{N_BAD} +[\d.]+/s  error$", res.stdout, re.M)

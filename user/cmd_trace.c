@@ -1,0 +1,683 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * roceval trace: on-demand samples of violating frames.
+ *
+ * Sampling is off in the program unless settings.trace_on, so this command
+ * switches it on (with its filters) for as long as it runs and always puts
+ * the trace settings back on the way out: --count reached, SIGINT/SIGTERM/
+ * SIGHUP/SIGPIPE, or an error.  Only the trace fields are restored, so a
+ * 'roceval config' made meanwhile stays.  A killed trace (SIGKILL) leaves
+ * trace_on set; the next trace notices, takes over and turns it off.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cmd.h"
+#include "common.h"
+#include "counters.h"
+#include "live.h"
+#include "loader.h"
+#include "settings.h"
+
+extern const struct command cmd_trace;
+
+#define MAX_IFACES 64
+#define TRACE_LOCK_DIR "/run/roceval"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = sig;
+}
+
+struct trace;
+
+struct trace_iface {
+	struct live_iface li;
+	struct trace *t;
+	__u32 idx; /* pcapng interface id */
+	struct roceval_settings saved; /* trace fields as they were before */
+	__u64 skipped0;		       /* trace_skipped when the trace started */
+	int lock_fd;
+	bool armed; /* our settings are in the map and must be restored */
+};
+
+struct trace {
+	struct trace_iface ifs[MAX_IFACES];
+	int n;
+	bool json;
+	__u32 count; /* stop after this many samples; 0 = never */
+	__u32 seen;
+	FILE *pcap;
+	double mono_to_real; /* add to a bpf_ktime_get_ns() time for wall-clock seconds */
+};
+
+/* ---- pcapng (https://www.ietf.org/archive/id/draft-ietf-opsawg-pcapng-02.html) ---- */
+
+#define PCAPNG_SHB 0x0A0D0D0A
+#define PCAPNG_IDB 0x00000001
+#define PCAPNG_EPB 0x00000006
+#define PCAPNG_OPT_COMMENT 1
+#define PCAPNG_OPT_IF_NAME 2
+#define PCAPNG_OPT_IF_TSRESOL 9
+#define LINKTYPE_ETHERNET 1
+
+static size_t pad4(size_t n)
+{
+	return (n + 3) & ~(size_t)3;
+}
+
+/* Appends one option (code, length, value padded to 4) at buf[*off]. */
+static void pcapng_opt(__u8 *buf, size_t *off, __u16 code, const void *val, __u16 len)
+{
+	memcpy(buf + *off, &code, 2);
+	memcpy(buf + *off + 2, &len, 2);
+	memcpy(buf + *off + 4, val, len);
+	memset(buf + *off + 4 + len, 0, pad4(len) - len);
+	*off += 4 + pad4(len);
+}
+
+/* Writes a block: type, total length, body, total length again. */
+static int pcapng_block(FILE *f, __u32 type, const __u8 *body, size_t len)
+{
+	__u32 total = 12 + len;
+
+	if (fwrite(&type, 4, 1, f) != 1 || fwrite(&total, 4, 1, f) != 1 ||
+	    (len && fwrite(body, len, 1, f) != 1) || fwrite(&total, 4, 1, f) != 1)
+		return -EIO;
+	return 0;
+}
+
+static int pcapng_header(FILE *f, const struct trace *t)
+{
+	__u8 buf[256];
+	size_t off = 0;
+	__u32 magic = 0x1A2B3C4D;
+	__u16 major = 1, minor = 0;
+	__s64 section_len = -1;
+	const char *app = "roceval " ROCEVAL_VERSION " trace";
+	int err;
+
+	memcpy(buf, &magic, 4);
+	memcpy(buf + 4, &major, 2);
+	memcpy(buf + 6, &minor, 2);
+	memcpy(buf + 8, &section_len, 8);
+	off = 16;
+	pcapng_opt(buf, &off, 4 /* shb_userappl */, app, strlen(app));
+	memset(buf + off, 0, 4); /* opt_endofopt */
+	off += 4;
+	err = pcapng_block(f, PCAPNG_SHB, buf, off);
+	/* one interface description per traced interface, in order: EPB interface ids */
+	for (int i = 0; i < t->n && !err; i++) {
+		__u16 link = LINKTYPE_ETHERNET, reserved = 0;
+		__u32 snaplen = 0; /* no limit */
+		__u8 tsresol = 9;  /* nanoseconds */
+
+		memcpy(buf, &link, 2);
+		memcpy(buf + 2, &reserved, 2);
+		memcpy(buf + 4, &snaplen, 4);
+		off = 8;
+		pcapng_opt(buf, &off, PCAPNG_OPT_IF_NAME, t->ifs[i].li.ifname, strlen(t->ifs[i].li.ifname));
+		pcapng_opt(buf, &off, PCAPNG_OPT_IF_TSRESOL, &tsresol, 1);
+		memset(buf + off, 0, 4);
+		off += 4;
+		err = pcapng_block(f, PCAPNG_IDB, buf, off);
+	}
+	return err;
+}
+
+static int pcapng_packet(FILE *f, __u32 ifidx, __u64 ts_ns, const __u8 *data, __u32 cap, __u32 len,
+			 const char *comment)
+{
+	size_t clen = strlen(comment), off;
+	__u32 hi = ts_ns >> 32, lo = (__u32)ts_ns;
+	__u8 *buf = calloc(1, 20 + pad4(cap) + 4 + pad4(clen) + 4);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &ifidx, 4);
+	memcpy(buf + 4, &hi, 4);
+	memcpy(buf + 8, &lo, 4);
+	memcpy(buf + 12, &cap, 4);
+	memcpy(buf + 16, &len, 4);
+	memcpy(buf + 20, data, cap);
+	off = 20 + pad4(cap);
+	if (clen)
+		pcapng_opt(buf, &off, PCAPNG_OPT_COMMENT, comment, clen);
+	memset(buf + off, 0, 4);
+	off += 4;
+	err = pcapng_block(f, PCAPNG_EPB, buf, off);
+	free(buf);
+	return err;
+}
+
+/* ---- decoding a sampled frame ---- */
+
+struct decoded {
+	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
+	__u16 sport, dport;
+	bool has_ip, has_bth;
+	__u8 opcode;
+	__u32 dqpn, psn;
+	const __u8 *ip; /* the IP datagram in the sample */
+	__u32 ip_caplen;  /* its bytes in the sample */
+	__u32 ip_len;	  /* its length per the IP header */
+	bool ipv6;
+};
+
+static __u16 get16(const __u8 *p)
+{
+	return (__u16)p[0] << 8 | p[1];
+}
+
+static __u32 get24(const __u8 *p)
+{
+	return (__u32)p[0] << 16 | (__u32)p[1] << 8 | p[2];
+}
+
+static void decode(const __u8 *f, __u32 cap, struct decoded *d)
+{
+	__u32 off = 14, l4 = 0;
+	__u16 proto;
+
+	memset(d, 0, sizeof(*d));
+	if (cap < 14)
+		return;
+	proto = get16(f + 12);
+	for (int i = 0; i < 2 && (proto == 0x8100 || proto == 0x88A8) && off + 4 <= cap; i++) {
+		proto = get16(f + off + 2);
+		off += 4;
+	}
+	if (proto == 0x0800 && off + 20 <= cap) {
+		inet_ntop(AF_INET, f + off + 12, d->src, sizeof(d->src));
+		inet_ntop(AF_INET, f + off + 16, d->dst, sizeof(d->dst));
+		l4 = off + (f[off] & 0x0F) * 4;
+		d->ip_len = get16(f + off + 2);
+	} else if (proto == 0x86DD && off + 40 <= cap) {
+		inet_ntop(AF_INET6, f + off + 8, d->src, sizeof(d->src));
+		inet_ntop(AF_INET6, f + off + 24, d->dst, sizeof(d->dst));
+		l4 = off + 40 + (f[off + 6] == 44 ? 8 : 0);
+		d->ip_len = 40 + get16(f + off + 4);
+		d->ipv6 = true;
+	} else {
+		return;
+	}
+	d->has_ip = true;
+	d->ip = f + off;
+	d->ip_caplen = cap - off;
+	if (l4 + 8 > cap)
+		return;
+	d->sport = get16(f + l4);
+	d->dport = get16(f + l4 + 2);
+	if (l4 + 8 + ROCE_BTH_LEN > cap)
+		return;
+	d->has_bth = true;
+	d->opcode = f[l4 + 8];
+	d->dqpn = get24(f + l4 + 8 + 5);
+	d->psn = get24(f + l4 + 8 + 9);
+}
+
+/*
+ * Why an ICRC might not match, when one explanation fits: the sender stored
+ * it in the wrong byte order, or computed it without masking the variant
+ * fields (or without the 8 bytes of 0xFF standing for the LRH).  The last
+ * two need the whole datagram in the sample.
+ */
+static const char *icrc_diagnosis(const struct roceval_trace_event *ev, const struct decoded *d)
+{
+	static const __u8 lrh[ROCE_LRH_MASK_LEN] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
+	__u32 n;
+	uLong crc;
+
+	if (__builtin_bswap32(ev->icrc_expected) == ev->icrc_found)
+		return "stored byte-swapped";
+	if (!d->has_ip || d->ip_len < 4 || d->ip_len > d->ip_caplen)
+		return NULL;
+	n = d->ip_len - ROCE_ICRC_LEN;
+	crc = crc32(crc32(0, lrh, sizeof(lrh)), d->ip, n);
+	if ((__u32)crc == ev->icrc_found)
+		return "would match if the variant fields were not masked";
+	if (__builtin_bswap32((__u32)crc) == ev->icrc_found)
+		return "would match if the variant fields were not masked and the ICRC not byte-swapped";
+	return NULL;
+}
+
+static void rule_list(__u64 rules, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < RULE__COUNT && used < len; i++)
+		if (rules & (1ULL << i))
+			used += snprintf(buf + used, len - used, "%s%s", used ? "," : "", rule_ids[i]);
+}
+
+static void json_rule_list(__u64 rules)
+{
+	bool first = true;
+
+	putchar('[');
+	for (int i = 0; i < RULE__COUNT; i++) {
+		if (!(rules & (1ULL << i)))
+			continue;
+		printf("%s\"%s\"", first ? "" : ", ", rule_ids[i]);
+		first = false;
+	}
+	putchar(']');
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct trace_iface *ti = ctx;
+	struct trace *t = ti->t;
+	const struct roceval_trace_event *ev = data;
+	const __u8 *frame = (const __u8 *)(ev + 1);
+	char op[48] = "", rules[512], when[64], comment[640], icrc[192] = "";
+	const char *diag = NULL;
+	struct decoded d;
+	__u32 cap;
+	double real;
+	time_t secs;
+	struct tm tm;
+
+	if (size < sizeof(*ev) || (t->count && t->seen >= t->count))
+		return 0;
+	cap = ev->cap_len <= size - sizeof(*ev) ? ev->cap_len : size - sizeof(*ev);
+	decode(frame, cap, &d);
+	rule_list(ev->rules, rules, sizeof(rules));
+	if (d.has_bth)
+		roce_opcode_name(d.opcode, op, sizeof(op));
+	if ((ev->rules & (1ULL << RULE_ICRC)) && (ev->flags & ROCEVAL_EV_ICRC_CHECKED)) {
+		diag = icrc_diagnosis(ev, &d);
+		snprintf(icrc, sizeof(icrc), "; icrc expected 0x%08x found 0x%08x%s%s%s", ev->icrc_expected,
+			 ev->icrc_found, diag ? " (" : "", diag ?: "", diag ? ")" : "");
+	}
+	real = t->mono_to_real + ev->ts_ns / 1e9;
+	secs = (time_t)real;
+
+	if (t->json) {
+		gmtime_r(&secs, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+		printf("{\"time\": \"%s.%06ldZ\", \"interface\": \"%s\", \"frame_len\": %u, \"cap_len\": %u", when,
+		       (long)((real - secs) * 1e6), ti->li.ifname, ev->frame_len, cap);
+		if (d.has_ip)
+			printf(", \"src\": \"%s\", \"dst\": \"%s\", \"sport\": %u, \"dport\": %u", d.src, d.dst,
+			       d.sport, d.dport);
+		if (d.has_bth)
+			printf(", \"opcode\": %u, \"opcode_name\": \"%s\", \"dqpn\": %u, \"psn\": %u", d.opcode, op,
+			       d.dqpn, d.psn);
+		fputs(", \"rules\": ", stdout);
+		json_rule_list(ev->rules);
+		if (ev->flags & ROCEVAL_EV_ICRC_CHECKED) {
+			printf(", \"icrc_expected\": \"0x%08x\", \"icrc_found\": \"0x%08x\"", ev->icrc_expected,
+			       ev->icrc_found);
+			if (diag)
+				printf(", \"icrc_diagnosis\": \"%s\"", diag);
+		}
+		puts("}");
+	} else {
+		localtime_r(&secs, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		printf("%s.%06ld %s ", when, (long)((real - secs) * 1e6), ti->li.ifname);
+		if (d.has_ip)
+			printf("%s.%u > %s.%u: ", d.src, d.sport, d.dst, d.dport);
+		if (d.has_bth)
+			printf("%s dqpn 0x%06x psn %u, ", op, d.dqpn, d.psn);
+		printf("length %u: %s%s\n", ev->frame_len, rules, icrc);
+	}
+	if (t->pcap) {
+		snprintf(comment, sizeof(comment), "roceval: %s%s", rules, icrc);
+		if (pcapng_packet(t->pcap, ti->idx, (__u64)(real * 1e9), frame, cap, ev->frame_len, comment)) {
+			pr_warn("Couldn't write the pcapng file: %s", strerror(errno));
+			stop = SIGPIPE;
+		}
+	}
+	t->seen++;
+	if (t->count && t->seen >= t->count)
+		stop = -1;
+	return 0;
+}
+
+/* ---- switching sampling on and off ---- */
+
+static void copy_trace_fields(struct roceval_settings *dst, const struct roceval_settings *src)
+{
+	dst->trace_on = src->trace_on;
+	dst->trace_snaplen = src->trace_snaplen;
+	dst->trace_rules = src->trace_rules;
+	dst->trace_qpn = src->trace_qpn;
+	dst->trace_addr_family = src->trace_addr_family;
+	memcpy(dst->trace_addr, src->trace_addr, sizeof(dst->trace_addr));
+}
+
+/*
+ * One trace per interface at a time: an flock held while it runs.  A
+ * trace_on found set without the lock held is a killed trace's leftover.
+ */
+static int trace_lock(struct trace_iface *ti)
+{
+	char path[128];
+
+	mkdir(TRACE_LOCK_DIR, 0700);
+	snprintf(path, sizeof(path), "%s/trace-%s.lock", TRACE_LOCK_DIR, ti->li.ifname);
+	ti->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (ti->lock_fd < 0) {
+		pr_warn("Couldn't open %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (flock(ti->lock_fd, LOCK_EX | LOCK_NB)) {
+		int err = -errno;
+
+		if (errno == EWOULDBLOCK)
+			pr_warn("%s: another 'roceval trace' is running on this interface", ti->li.ifname);
+		else
+			pr_warn("Couldn't lock %s: %s", path, strerror(errno));
+		close(ti->lock_fd);
+		ti->lock_fd = -1;
+		return err;
+	}
+	return 0;
+}
+
+static int trace_arm(struct trace_iface *ti, const struct roceval_settings *want)
+{
+	struct roceval_settings cur;
+	struct roceval_counters c;
+	int err;
+
+	err = roceval_settings_read(ti->li.settings_fd, &cur);
+	if (!err)
+		err = counters_read(ti->li.counters_fd, &c);
+	if (err) {
+		pr_warn("%s: Couldn't read the maps: %s", ti->li.ifname, strerror(-err));
+		return err;
+	}
+	ti->saved = cur;
+	if (cur.trace_on) {
+		pr_warn("%s: trace sampling was left on by a trace that was killed; taking over",
+			ti->li.ifname);
+		ti->saved.trace_on = 0;
+	}
+	ti->skipped0 = c.total[TOTAL_TRACE_SKIPPED];
+	copy_trace_fields(&cur, want);
+	err = roceval_settings_write(ti->li.settings_fd, &cur);
+	if (err) {
+		pr_warn("%s: Couldn't write the settings: %s", ti->li.ifname, strerror(-err));
+		return err;
+	}
+	ti->armed = true;
+	return 0;
+}
+
+/* Puts back the trace fields only: a 'roceval config' made meanwhile stays. */
+static int trace_disarm(struct trace_iface *ti)
+{
+	struct roceval_settings cur;
+	int err;
+
+	if (!ti->armed)
+		return 0;
+	err = roceval_settings_read(ti->li.settings_fd, &cur);
+	if (!err) {
+		copy_trace_fields(&cur, &ti->saved);
+		cur.trace_on = 0;
+		err = roceval_settings_write(ti->li.settings_fd, &cur);
+	}
+	if (err) {
+		pr_warn("%s: Couldn't switch trace sampling off: %s; run 'roceval trace %s --count 1' to retry",
+			ti->li.ifname, strerror(-err), ti->li.ifname);
+		return err;
+	}
+	ti->armed = false;
+	return 0;
+}
+
+/* ---- the command ---- */
+
+static int parse_addr(const char *s, struct roceval_settings *want)
+{
+	memset(want->trace_addr, 0, sizeof(want->trace_addr));
+	if (inet_pton(AF_INET, s, want->trace_addr) == 1)
+		want->trace_addr_family = 4;
+	else if (inet_pton(AF_INET6, s, want->trace_addr) == 1)
+		want->trace_addr_family = 6;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_rules(const char *list, __u64 *mask)
+{
+	char tmp[512], *save, *tok;
+
+	if (strlen(list) >= sizeof(tmp))
+		return -EINVAL;
+	strcpy(tmp, list);
+	for (tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int r = rule_lookup(tok);
+
+		if (r < 0) {
+			command_usage_error(&cmd_trace, "--rule %s: no such rule; 'roceval rules' lists them", tok);
+			return -EINVAL;
+		}
+		*mask |= 1ULL << r;
+	}
+	return 0;
+}
+
+static double mono_to_real_offset(void)
+{
+	struct timespec m, r;
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_gettime(CLOCK_REALTIME, &r);
+	return (r.tv_sec + r.tv_nsec / 1e9) - (m.tv_sec + m.tv_nsec / 1e9);
+}
+
+static int do_trace(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rule", required_argument, NULL, 'r' },  { "qpn", required_argument, NULL, 'q' },
+		{ "addr", required_argument, NULL, 'a' },  { "count", required_argument, NULL, 'c' },
+		{ "snaplen", required_argument, NULL, 's' }, { "pcap", required_argument, NULL, 'w' },
+		{ "json", no_argument, NULL, 'j' },	   { NULL, 0, NULL, 0 },
+	};
+	static struct trace t;
+	struct roceval_settings want = {};
+	struct ring_buffer *rb = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char names[MAX_IFACES][IF_NAMESIZE];
+	const char *ifname = NULL, *pcap_path = NULL;
+	__u64 skipped = 0;
+	int opt, n, err = 0;
+
+	want.trace_on = 1;
+	want.trace_qpn = ROCEVAL_ANY_QPN;
+	want.trace_snaplen = ROCEVAL_DEFAULT_SNAPLEN;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "r:q:a:c:s:w:j", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			if (parse_rules(optarg, &want.trace_rules))
+				return EXIT_USAGE;
+			break;
+		case 'q':
+			if (!parse_u32(optarg, 0xFFFFFF, &want.trace_qpn))
+				return command_usage_error(&cmd_trace, "--qpn %s: expected a QP number 0-0xffffff",
+							   optarg);
+			break;
+		case 'a':
+			if (parse_addr(optarg, &want))
+				return command_usage_error(&cmd_trace, "--addr %s: expected an IPv4 or IPv6 address",
+							   optarg);
+			break;
+		case 'c':
+			if (!parse_u32(optarg, 0xFFFFFFFF, &t.count) || !t.count)
+				return command_usage_error(&cmd_trace, "--count %s: expected a count from 1", optarg);
+			break;
+		case 's':
+			if (!parse_u32(optarg, ROCEVAL_MAX_SNAPLEN, &want.trace_snaplen) || want.trace_snaplen < 14)
+				return command_usage_error(&cmd_trace, "--snaplen %s: expected bytes, 14-%d", optarg,
+							   ROCEVAL_MAX_SNAPLEN);
+			break;
+		case 'w':
+			pcap_path = optarg;
+			break;
+		case 'j':
+			t.json = true;
+			break;
+		default:
+			return command_usage_error(&cmd_trace, "bad option");
+		}
+	}
+	if (optind < argc)
+		ifname = argv[optind++];
+	if (optind < argc)
+		return command_usage_error(&cmd_trace, "one interface at a time ('%s'?)", argv[optind]);
+	if (require_root())
+		return 1;
+
+	if (ifname) {
+		snprintf(names[0], IF_NAMESIZE, "%s", ifname);
+		n = 1;
+	} else {
+		n = live_list_local(names, MAX_IFACES);
+		if (n <= 0) {
+			pr_warn("no interface has roceval attached; see 'roceval help attach'");
+			return 1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		struct trace_iface *ti = &t.ifs[t.n];
+
+		ti->lock_fd = -1;
+		if (live_open_report(names[i], &ti->li)) {
+			err = -ENOENT;
+			goto out;
+		}
+		ti->t = &t;
+		ti->idx = t.n++;
+		if (ti->li.trace_rb_fd < 0) {
+			pr_warn("%s: the attached program has no trace ring buffer (attached by an older roceval?); "
+				"detach and attach again", ti->li.ifname);
+			err = -ENOTSUP;
+			goto out;
+		}
+		if ((err = trace_lock(ti)))
+			goto out;
+		if (!rb)
+			rb = ring_buffer__new(ti->li.trace_rb_fd, on_event, ti, NULL);
+		else if (ring_buffer__add(rb, ti->li.trace_rb_fd, on_event, ti))
+			err = -errno;
+		if (!rb || err) {
+			err = err ?: -errno;
+			pr_warn("Couldn't open the trace ring buffer of %s: %s", ti->li.ifname, strerror(-err));
+			goto out;
+		}
+	}
+	if (pcap_path) {
+		t.pcap = !strcmp(pcap_path, "-") ? stdout : fopen(pcap_path, "wb");
+		if (!t.pcap || pcapng_header(t.pcap, &t)) {
+			err = -errno;
+			pr_warn("Couldn't write %s: %s", pcap_path, strerror(errno));
+			goto out;
+		}
+	}
+
+	/* from here on every way out goes through trace_disarm() */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	t.mono_to_real = mono_to_real_offset();
+	for (int i = 0; i < t.n && !err; i++)
+		err = trace_arm(&t.ifs[i], &want);
+	if (!err) {
+		/* stderr, so it never mixes with samples on stdout; scripts may wait for it */
+		fprintf(stderr, "roceval: tracing %s; Ctrl-C to stop\n", ifname ?: "every attached interface");
+		fflush(stderr);
+	}
+	while (!err && !stop) {
+		int ret = ring_buffer__poll(rb, 200);
+
+		if (ret < 0 && ret != -EINTR) {
+			err = ret;
+			pr_warn("Couldn't poll the trace ring buffer: %s", strerror(-ret));
+		}
+	}
+	for (int i = 0; i < t.n; i++) {
+		struct roceval_counters c;
+
+		if (trace_disarm(&t.ifs[i]))
+			err = err ?: -EIO;
+		if (!counters_read(t.ifs[i].li.counters_fd, &c))
+			skipped += c.total[TOTAL_TRACE_SKIPPED] - t.ifs[i].skipped0;
+	}
+	/* samples already in the ring when sampling stopped are still reported */
+	if (!err && (!t.count || t.seen < t.count))
+		ring_buffer__consume(rb);
+	if (t.pcap && fflush(t.pcap)) {
+		pr_warn("Couldn't write %s: %s", pcap_path, strerror(errno));
+		err = err ?: -EIO;
+	}
+	fflush(stdout);
+	fprintf(stderr, "%u sample%s, %llu skipped (rate limit or ring buffer full)\n", t.seen,
+		t.seen == 1 ? "" : "s", (unsigned long long)skipped);
+out:
+	for (int i = 0; i < t.n; i++) {
+		trace_disarm(&t.ifs[i]);
+		if (t.ifs[i].lock_fd >= 0)
+			close(t.ifs[i].lock_fd);
+		live_close(&t.ifs[i].li);
+	}
+	if (t.n < n)
+		live_close(&t.ifs[t.n].li);
+	ring_buffer__free(rb);
+	if (t.pcap && t.pcap != stdout)
+		fclose(t.pcap);
+	return err ? 1 : 0;
+}
+
+const struct command cmd_trace = {
+	.name = "trace",
+	.args = "[IFACE] [--rule ID[,ID...]] [--qpn N] [--addr IP] [--count N] [--snaplen N] "
+		"[--pcap FILE] [--json]",
+	.summary = "sample violating frames live, decoded like tcpdump, optionally to pcapng",
+	.help = "Switches sampling of violating frames on in the attached program for as long as the\n"
+		"trace runs (it is off, and costs nothing, otherwise) and prints one line per frame:\n"
+		"time, interface, addresses and UDP ports, opcode, DestQP, PSN, length, the rules the\n"
+		"frame broke and, for icrc, the expected and found values with a diagnosis where one\n"
+		"fits (stored byte-swapped; would match if the variant fields were not masked).\n\n"
+		"Filters run in the program.  Samples are rate-limited there by a per-CPU token bucket\n"
+		"(settings trace_rate, trace_burst); frames turned away are counted in trace_skipped and\n"
+		"reported when the trace ends.  Sampling is switched off again however the trace ends.\n\n"
+		"Options:\n"
+		"  -r, --rule ID[,ID]  only frames that broke one of these rules ('roceval rules')\n"
+		"  -q, --qpn N         only frames to DestQP N\n"
+		"  -a, --addr IP       only frames from or to IP (IPv4 or IPv6)\n"
+		"  -c, --count N       stop after N samples\n"
+		"  -s, --snaplen N     bytes of each frame to capture, 14-9216 (default 128: headers;\n"
+		"                      the unmasked-ICRC diagnosis needs the whole frame)\n"
+		"  -w, --pcap FILE     also write the samples to FILE as pcapng ('-' for stdout), each\n"
+		"                      with a comment naming the rules it broke\n"
+		"  -j, --json          one JSON object per sample and line instead of text\n\n"
+		"Examples:\n"
+		"  roceval trace eth0 --rule icrc --count 10\n"
+		"  roceval trace eth0 --qpn 0x11 --snaplen 9216 --pcap bad.pcapng\n",
+	.run = do_trace,
+};
