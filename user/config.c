@@ -99,7 +99,8 @@ static bool is_setting(const char *key)
 	return false;
 }
 
-int config_set(struct daemon_config *c, const char *key, const char *value, char *err, size_t errlen)
+int config_set(struct daemon_config *c, const char *key, const char *value, char *err,
+	       size_t errlen)
 {
 	if (!*value)
 		FAIL("%s: a value is required", key);

@@ -78,21 +78,25 @@ static ino_t pin_dir_ino(const char *ifname)
 static int lock_iface(const char *ifname, bool quiet_busy)
 {
 	char path[PATH_MAX], pid[32] = "";
-	int fd;
+	int fd, err;
 
 	if (mkdir(LOCK_DIR, 0755) && errno != EEXIST) {
-		pr_warn("%s: couldn't create %s: %s", ifname, LOCK_DIR, strerror(errno));
-		return -errno;
+		err = errno;
+		pr_warn("%s: couldn't create %s: %s", ifname, LOCK_DIR, strerror(err));
+		return -err;
 	}
 	snprintf(path, sizeof(path), "%s/%s.lock", LOCK_DIR, ifname);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		pr_warn("%s: couldn't open %s: %s", ifname, path, strerror(errno));
-		return -errno;
+		err = errno;
+		pr_warn("%s: couldn't open %s: %s", ifname, path, strerror(err));
+		return -err;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		int err = errno;
-		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+		ssize_t n;
+
+		err = errno;
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
 
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
@@ -114,18 +118,23 @@ static int lock_iface(const char *ifname, bool quiet_busy)
 static void apply_settings(const struct daemon_config *cfg, struct served *s)
 {
 	struct roceval_settings cur, want;
+	int err;
 
 	if (!cfg->n_settings)
 		return;
 	/* Read-modify-write: only the keys the file names, so a running trace keeps its fields. */
-	if (roceval_settings_read(s->li.settings_fd, &cur)) {
-		pr_warn("%s: couldn't read the settings map: %s", s->ifname, strerror(errno));
+	err = roceval_settings_read(s->li.settings_fd, &cur);
+	if (err) {
+		pr_warn("%s: couldn't read the settings map: %s", s->ifname, strerror(-err));
 		return;
 	}
 	want = cur;
 	config_apply_settings(cfg, &want);
-	if (memcmp(&cur, &want, sizeof(cur)) && roceval_settings_write(s->li.settings_fd, &want))
-		pr_warn("%s: couldn't write the settings map: %s", s->ifname, strerror(errno));
+	if (!memcmp(&cur, &want, sizeof(cur)))
+		return;
+	err = roceval_settings_write(s->li.settings_fd, &want);
+	if (err)
+		pr_warn("%s: couldn't write the settings map: %s", s->ifname, strerror(-err));
 }
 
 /* Opens the existing attachment, if any; returns 0, -ENOENT, or another -errno. */
@@ -142,12 +151,17 @@ static int adopt(struct served *s)
 	return 0;
 }
 
-/* Adopts the interface's attachment, or attaches; *fresh says whether we attached. */
+/*
+ * Adopts the interface's attachment, or attaches when the interface is
+ * configured (adopt-all only adopts); *fresh says whether we attached.
+ */
 static int bring_up(const struct daemon_config *cfg, struct served *s, bool *fresh)
 {
 	int err = adopt(s);
 
 	*fresh = false;
+	if (err == -ENOENT && !cfg->n_ifaces)
+		return err; /* detached since it was listed */
 	if (err == -ENOENT) {
 		struct roceval_settings set;
 
@@ -210,19 +224,19 @@ static void unserve(struct served *s, bool detach)
 
 static int open_listener(const struct daemon_config *cfg)
 {
-	int fd, one = 1;
+	int fd, err, one = 1;
 
 	if (cfg->listen_off)
 		return -1;
 	fd = socket(cfg->listen_addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		pr_warn("listen %s: couldn't create a socket: %s", cfg->listen, strerror(errno));
-		return -errno;
+		err = errno;
+		pr_warn("listen %s: couldn't create a socket: %s", cfg->listen, strerror(err));
+		return -err;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&cfg->listen_addr, cfg->listen_len) || listen(fd, 16)) {
-		int err = errno;
-
+		err = errno;
 		pr_warn("listen %s: %s", cfg->listen, strerror(err));
 		close(fd);
 		return -err;
@@ -230,21 +244,26 @@ static int open_listener(const struct daemon_config *cfg)
 	return fd;
 }
 
+static bool log_is_file(const struct daemon_config *cfg)
+{
+	return strcmp(cfg->json_log, "-") && strcmp(cfg->json_log, "none");
+}
+
 static int open_log(const struct daemon_config *cfg, FILE **out)
 {
 	FILE *f;
 
 	*out = NULL;
-	if (!strcmp(cfg->json_log, "none"))
-		return 0;
-	if (!strcmp(cfg->json_log, "-")) {
-		*out = stdout;
+	if (!log_is_file(cfg)) {
+		*out = strcmp(cfg->json_log, "-") ? NULL : stdout;
 		return 0;
 	}
 	f = fopen(cfg->json_log, "ae");
 	if (!f) {
-		pr_warn("json_log %s: %s", cfg->json_log, strerror(errno));
-		return -errno;
+		int err = errno;
+
+		pr_warn("json_log %s: %s", cfg->json_log, strerror(err));
+		return -err;
 	}
 	setvbuf(f, NULL, _IOLBF, 0);
 	*out = f;
@@ -318,7 +337,8 @@ static int find_served(struct served *const *ifs, int n, const char *ifname)
  * already served.  All or nothing: on failure what this call set up is
  * undone (detached again if it attached) and the running set is untouched.
  */
-static int build_set(struct daemon *d, const struct daemon_config *cfg, struct served **out, int *n_out)
+static int build_set(struct daemon *d, const struct daemon_config *cfg, struct served **out,
+		     int *n_out)
 {
 	char names[DAEMON_MAX_IFACES][IF_NAMESIZE];
 	bool fresh[DAEMON_MAX_IFACES] = { false };
@@ -393,8 +413,7 @@ static void reload(struct daemon *d)
 		new_listener = true;
 	}
 	/* A file is reopened on every reload, so logrotate can move it and send SIGHUP. */
-	if ((strcmp(cfg.json_log, d->cfg.json_log) || (strcmp(cfg.json_log, "-") && strcmp(cfg.json_log, "none"))) &&
-	    open_log(&cfg, &log)) {
+	if ((strcmp(cfg.json_log, d->cfg.json_log) || log_is_file(&cfg)) && open_log(&cfg, &log)) {
 		if (new_listener && listen_fd >= 0)
 			close(listen_fd);
 		goto reject;
@@ -581,8 +600,8 @@ static void send_all(int fd, const char *buf, size_t len, const struct timespec 
 	}
 }
 
-static void respond(int fd, const char *status, const char *type, const char *extra, const char *body,
-		    size_t len, bool head, const struct timespec *deadline)
+static void respond(int fd, const char *status, const char *type, const char *extra,
+		    const char *body, size_t len, bool head, const struct timespec *deadline)
 {
 	char hdr[512];
 	int n;

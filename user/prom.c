@@ -30,7 +30,8 @@ static void help_text(FILE *f, const char *s)
 	}
 }
 
-static void family(FILE *f, const char *name, const char *type, const char *help, const char *help_tail)
+static void family(FILE *f, const char *name, const char *type, const char *help,
+		   const char *help_tail)
 {
 	fprintf(f, "# HELP %s ", name);
 	help_text(f, help);
