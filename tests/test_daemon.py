@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -158,11 +159,14 @@ class Daemon:
 
 
 @pytest.fixture
-def daemons():
+def daemons(netns):
     started = []
     yield started
     for d in started:
         d.stop(signal.SIGKILL)
+    # every interface a test makes carries the namespace pair's tag
+    for lock in Path("/run/roceval").glob(f"daemon-*{netns.if_rx[-6:]}.lock"):
+        lock.unlink()
 
 
 def write_conf(path, ns, port, *extra):
@@ -303,7 +307,7 @@ def test_second_daemon_refuses(netns, daemons, tmp_path):
               timeout=20)
     assert res.returncode == 1
     assert res.stderr.strip() == (f"roceval: {netns.if_rx}: already served by another roceval daemon "
-                                  f"(pid {d.proc.pid}, lock /run/roceval/{netns.if_rx}.lock)")
+                                  f"(pid {d.proc.pid}, lock /run/roceval/daemon-{netns.if_rx}.lock)")
     assert d.proc.poll() is None
     assert get(netns, port)["status"] == "HTTP/1.1 200 OK"
 
@@ -391,8 +395,9 @@ def test_missing_interface_fails_cleanly(tmp_path):
     conf.write_text("interface = rvnosuch0\nlisten = none\n")
     res = run("daemon", "--config", conf, timeout=20)
     assert res.returncode == 1
-    assert "rvnosuch0" in res.stderr and len(res.stderr.splitlines()) == 1
+    assert res.stderr == "roceval: rvnosuch0: no such interface\n"
     assert not os.path.exists(f"{PIN_ROOT}/rvnosuch0")
+    Path("/run/roceval/daemon-rvnosuch0.lock").unlink()
 
 
 def test_help_documents_every_key():

@@ -85,7 +85,8 @@ static int lock_iface(const char *ifname, bool quiet_busy)
 		pr_warn("%s: couldn't create %s: %s", ifname, LOCK_DIR, strerror(err));
 		return -err;
 	}
-	snprintf(path, sizeof(path), "%s/%s.lock", LOCK_DIR, ifname);
+	/* the prefix keeps these apart from other commands' locks in the same directory */
+	snprintf(path, sizeof(path), "%s/daemon-%s.lock", LOCK_DIR, ifname);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = errno;
@@ -908,7 +909,7 @@ const struct command cmd_daemon = {
 		"  SIGTERM, SIGINT: exit, leaving the programs attached and counting unless\n"
 		"      detach_on_exit = yes.\n\n"
 		"A second daemon for an interface already served refuses to start: each interface\n"
-		"is locked through " LOCK_DIR "/IFACE.lock.  Messages go to stderr.\n\n"
+		"is locked through " LOCK_DIR "/daemon-IFACE.lock.  Messages go to stderr.\n\n"
 		"Options (they override the file, on every reload too):\n"
 		"  -c, --config FILE      the configuration file, e.g. " DAEMON_DEFAULT_CONFIG ";\n"
 		"                         without one, the defaults and these options\n"
