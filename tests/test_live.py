@@ -225,6 +225,34 @@ def test_trace_rate_limit_counts_skipped(netns, pcaps, tmp_path):
     assert s["trace_samples"] + s["trace_skipped"] == N_BAD
     assert f"{taken} samples, {N_BAD - taken} skipped" in stderr
 
+    # SIGTERM switched sampling off: nothing more is sampled or skipped
+    send(netns, pcaps["bad"], tmp_path)
+    after = wait_roce(netns, 2 * N_BAD)
+    assert (after["trace_samples"], after["trace_skipped"]) == (s["trace_samples"], s["trace_skipped"])
+
+
+def test_killed_trace_is_taken_over(netns, pcaps, tmp_path):
+    """SIGKILL leaves sampling on; the next trace says so, takes over and switches it off."""
+    attach(netns)
+    trace = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "tracing" in trace.stderr.readline()
+    trace.kill()
+    trace.communicate()
+    send(netns, pcaps["bad"], tmp_path)
+    s = wait_roce(netns, N_BAD)
+    assert s["trace_samples"] == N_BAD  # still sampling, nobody reading
+
+    trace = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx,
+                              "--count", "1", "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "was killed; taking over" in trace.stderr.readline()
+    trace.terminate()
+    trace.communicate(timeout=10)
+    send(netns, pcaps["bad"], tmp_path)
+    after = wait_roce(netns, 2 * N_BAD)
+    assert after["trace_samples"] == s["trace_samples"]
+
 
 def test_config_is_seen_by_the_running_program(netns, pcaps, tmp_path):
     attach(netns)
@@ -316,3 +344,68 @@ def test_status_and_top_without_a_tty(netns, pcaps, tmp_path):
     assert "\033[" not in res.stdout  # no escape sequences when not on a terminal
     assert res.stdout.count("roceval top - ") == 2
     assert re.search(rf"^  icrc +{N_BAD} +[\d.]+/s  error$", res.stdout, re.M)
+    # the flow table: both flows of the capture broke rules, and both are the busiest
+    flows = stats(netns)["flows"]
+    assert len(flows) == 2 and sum(f["violations"] for f in flows) >= N_BAD
+    for f in flows:
+        assert re.search(rf"^  {re.escape(f['src'])} > {re.escape(f['dst'])} qp 0x{f['dqpn']:x} +{f['packets']} ",
+                         res.stdout, re.M)
+    assert "(2 flows in the table)" in res.stdout
+
+
+def test_top_on_a_terminal_quits_on_q(netns):
+    """Redraws in place on a tty, `q` quits, and the terminal is put back as it was."""
+    import os
+    import pty
+    import select
+    import termios
+
+    attach(netns)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp("nsenter", ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "top", netns.if_rx,
+                              "-d", "0.2"])
+    before = termios.tcgetattr(fd)
+    out = b""
+    deadline = time.monotonic() + 10
+    while out.count(b"roceval top - ") < 2 and time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.5)[0]:
+            out += os.read(fd, 65536)
+    assert out.count(b"roceval top - ") >= 2 and b"(q quits)" in out
+    assert b"\033[?1049h" in out and b"\033[H" in out  # alternate screen, redrawn from the top
+    assert not termios.tcgetattr(fd)[3] & termios.ICANON  # raw while running
+    os.write(fd, b"q")
+    while time.monotonic() < deadline:
+        try:
+            if not select.select([fd], [], [], 0.5)[0]:
+                continue
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the other side closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert out.endswith(b"\033[?25h\033[?1049l")  # cursor back, shell screen back
+
+
+def test_stats_watch(netns, pcaps, tmp_path):
+    attach(netns)
+    watch = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "stats", netns.if_rx,
+                              "--json", "--watch", "0.3", "--top", "0"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = json.loads(watch.stdout.readline())
+    send(netns, pcaps["bad"], tmp_path)
+    time.sleep(1.0)
+    watch.terminate()
+    stdout, stderr = watch.communicate(timeout=10)
+    assert watch.returncode == 0 and stderr == ""
+    reports = [first] + [json.loads(line) for line in stdout.splitlines()]
+    assert len(reports) >= 3 and "flows" not in first
+    assert first["rates_since_attach"] is True
+    assert all(r["rates_since_attach"] is False and 0.25 < r["rates_seconds"] < 1 for r in reports[1:])
+    assert reports[-1]["roce"] == N_BAD
+    # the rates add up to what moved: sum(rate * interval) over the reports is the count
+    moved = sum(r["rates"]["icrc_bad"] * r["rates_seconds"] for r in reports[1:])
+    assert abs(moved - N_BAD) < 0.01

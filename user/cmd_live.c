@@ -688,6 +688,48 @@ static void top_render(FILE *f, const struct live_iface *li, const struct roceva
 		fprintf(f, "  (no rule has fired)\n");
 }
 
+static int by_packets(const void *a, const void *b)
+{
+	const struct flow_entry *x = a, *y = b;
+
+	return x->val.packets < y->val.packets ? 1 : x->val.packets > y->val.packets ? -1 : 0;
+}
+
+static void top_flow_rows(FILE *f, const struct flow_entry *e, int n, int rows, bool violating)
+{
+	char name[128];
+	int shown = 0;
+
+	for (int i = 0; i < n && shown < rows; i++) {
+		if (violating && !e[i].val.violations)
+			break;
+		fprintf(f, "  %-52s %12llu %14llu %10llu\n", flow_name(&e[i].key, name, sizeof(name)),
+			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
+			(unsigned long long)e[i].val.violations);
+		shown++;
+	}
+	if (!shown)
+		fprintf(f, "  (none)\n");
+}
+
+/* The flows that broke the most rules, then the busiest, from the flow table. */
+static int top_render_flows(FILE *f, const struct live_iface *li, int rows)
+{
+	struct flow_entry *e = NULL;
+	int n = flows_collect(li->flows_fd, &e);
+
+	if (n < 0)
+		return n;
+	fprintf(f, "\n  %-52s %12s %14s %10s\n", "MOST VIOLATING FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
+	top_flow_rows(f, e, n, rows, true);
+	qsort(e, n, sizeof(*e), by_packets);
+	fprintf(f, "\n  %-52s %12s %14s %10s\n", "BUSIEST FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
+	top_flow_rows(f, e, n, rows, false);
+	fprintf(f, "  (%d flow%s in the table)\n", n, n == 1 ? "" : "s");
+	free(e);
+	return 0;
+}
+
 static int do_top(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -765,6 +807,8 @@ static int do_top(int argc, char **argv)
 			cur.t = mono_now();
 			counters_rates(&prev[i].c, &cur.c, cur.t - prev[i].t, tr, rr);
 			top_render(f, &li[i], &cfg, &cur.c, tr, rr, cur.t - prev[i].t);
+			if (li[i].flows_fd >= 0 && (err = top_render_flows(f, &li[i], 5)))
+				break;
 			fputc('\n', f);
 			prev[i] = cur;
 		}
@@ -810,8 +854,9 @@ const struct command cmd_top = {
 	.args = "[IFACE] [--delay SECONDS] [--iterations N]",
 	.summary = "live view of counters, rates and the rules that fire",
 	.help = "Redraws in place every --delay seconds (default 1), like top(1): frame totals and\n"
-		"rates, ICRC results, and every rule that has fired with its count and rate, for IFACE\n"
-		"or every attached interface.  Press q (or Ctrl-C) to quit; the terminal is restored.\n"
+		"rates, ICRC results, every rule that has fired with its count and rate, and the flows\n"
+		"with the most violations and the most packets, for IFACE or every attached interface\n"
+		"of this network namespace.  Press q (or Ctrl-C) to quit; the terminal is restored.\n"
 		"When stdin or stdout is not a terminal, each refresh is printed after the last one.\n\n"
 		"Options:\n"
 		"  -d, --delay SECS      refresh interval, 0.1-3600 (default 1)\n"
