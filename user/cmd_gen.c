@@ -80,6 +80,9 @@ static const char *const mutation_names[M__COUNT] = { GEN_MUTATIONS(MUT_NAME) };
 enum kind { K_SEND, K_WRITE, K_READ, K_ATOMIC, K_UC, K_UD, K_CNP, K__COUNT };
 static const char *const kind_names[K__COUNT] = { "send", "write", "read", "atomic", "uc", "ud", "cnp" };
 
+/* The plan is held in memory (32 bytes a packet) so flows' first and last requests are known. */
+#define GEN_MAX_FRAMES 10000000u
+
 #define DF_SE 0x01
 #define DF_ACKREQ 0x02
 #define DF_REQUEST 0x04	  /* requester-to-responder packet on RC/UC */
@@ -959,6 +962,8 @@ static int plan(struct gen *g)
 			return n;
 		frames += n;
 		msgs++;
+		if (frames > 2ULL * GEN_MAX_FRAMES)
+			return -E2BIG;
 	}
 	for (uint32_t i = 0; i < g->nqps; i++) {
 		struct conn *c = &g->conns[i];
@@ -1045,14 +1050,14 @@ static void summary_text(FILE *f, const struct gen *g, const struct out *o, cons
 			fprintf(f, "%s\n", rule_ids[faults[i].rule]);
 			continue;
 		}
-		fprintf(f, "no violation (");
+		fprintf(f, "no violation");
 		for (int m = 0, first = 1; m < M__COUNT; m++) {
 			if (!g->mutated[m])
 				continue;
-			fprintf(f, "%s%s %llu", first ? "" : ", ", mutation_names[m], (unsigned long long)g->mutated[m]);
+			fprintf(f, "%s%s %llu", first ? " (" : ", ", mutation_names[m], (unsigned long long)g->mutated[m]);
 			first = 0;
 		}
-		fprintf(f, "%s)\n", g->injected[i] ? "" : "none");
+		fprintf(f, "%s\n", g->injected[i] ? ")" : "");
 	}
 	fprintf(f, "\nExpected: frames %llu, roce %llu, icrc_ok %llu, icrc_bad %llu\n", (unsigned long long)o->n,
 		(unsigned long long)o->n, (unsigned long long)(o->n - bad), (unsigned long long)bad);
@@ -1139,12 +1144,12 @@ static int do_gen(int argc, char **argv)
 				return command_usage_error(&cmd_gen, "--rate wants frames per second, 1 or more: '%s'", optarg);
 			break;
 		case 'c':
-			if (parse_u64(optarg, 100000000, &g.count) || !g.count)
-				return command_usage_error(&cmd_gen, "--count wants 1 to 100000000: '%s'", optarg);
+			if (parse_u64(optarg, GEN_MAX_FRAMES, &g.count) || !g.count)
+				return command_usage_error(&cmd_gen, "--count wants 1 to %u: '%s'", GEN_MAX_FRAMES, optarg);
 			break;
 		case 'n':
-			if (parse_u64(optarg, 10000000, &g.messages) || !g.messages)
-				return command_usage_error(&cmd_gen, "--messages wants 1 to 10000000: '%s'", optarg);
+			if (parse_u64(optarg, GEN_MAX_FRAMES, &g.messages) || !g.messages)
+				return command_usage_error(&cmd_gen, "--messages wants 1 to %u: '%s'", GEN_MAX_FRAMES, optarg);
 			break;
 		case 's':
 			if (parse_u64(optarg, UINT64_MAX, &g.seed))
@@ -1247,8 +1252,25 @@ static int do_gen(int argc, char **argv)
 	g.merge_rng = g.seed ^ 0x6D657267656D6572ULL;
 	g.fault_rng = g.seed ^ 0x6661756C74666175ULL;
 
-	if (setup_conns(&g))
-		return command_usage_error(&cmd_gen, "--traffic needs one of send, write, read, atomic, uc or ud");
+	err = setup_conns(&g);
+	if (err == -EINVAL) {
+		command_usage_error(&cmd_gen, "--traffic needs one of send, write, read, atomic, uc or ud");
+		goto out;
+	} else if (err) {
+		pr_warn("Couldn't allocate the connections: %s", strerror(-err));
+		goto out;
+	}
+
+	err = plan(&g);
+	if (err == -E2BIG) {
+		err = -EINVAL;
+		command_usage_error(&cmd_gen, "more than %u frames planned: lower --messages or --max-size",
+				    2 * GEN_MAX_FRAMES);
+		goto out;
+	} else if (err) {
+		pr_warn("Couldn't plan the traffic: %s", strerror(-err));
+		goto out;
+	}
 
 	if (ifname) {
 		err = out_open_iface(&o, ifname);
@@ -1275,12 +1297,6 @@ static int do_gen(int argc, char **argv)
 		err = out_header(&o);
 		if (err)
 			goto out;
-	}
-
-	err = plan(&g);
-	if (err) {
-		pr_warn("Couldn't plan the traffic: %s", strerror(-err));
-		goto out;
 	}
 
 	signal(SIGINT, on_signal);
@@ -1367,6 +1383,7 @@ const struct command cmd_gen = {
 		"                        change the total: drops remove frames, duplicates and reserved\n"
 		"                        opcodes add them\n"
 		"  -n, --messages N      plan N messages instead (a CNP counts as one)\n"
+		"                        Up to 10000000 of either: run again with another seed for more\n"
 		"  -s, --seed N          repeat a run byte for byte (default: from the clock; printed)\n"
 		"  -m, --pmtu N          256, 512, 1024 (default), 2048 or 4096\n"
 		"      --max-size BYTES  largest SEND, WRITE or READ (default 4 x PMTU); UD sends at most\n"
