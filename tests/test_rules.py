@@ -138,8 +138,10 @@ case("tver", "near", "migreq_padcnt", rframe(0x04, 1, migreq=True, padcnt=3), {}
 # --- opcode -------------------------------------------------------------------
 RESERVED_OPS = [tr << 5 | op for tr in roce.DEFINED for op in range(32)
                 if op not in roce.DEFINED[tr]]
-for opc in RESERVED_OPS:
-    case("opcode", "trip", f"0x{opc:02x}", frame(roce.bth(opc) + bytes(16)), {"opcode": 1})
+for tr, name in roce.TRANSPORT_NAMES.items():
+    ops = [opc for opc in RESERVED_OPS if opc >> 5 == tr]
+    case("opcode", "trip", f"{name}_reserved_x{len(ops)}",
+         [frame(roce.bth(opc) + bytes(16)) for opc in ops], {"opcode": len(ops)})
 for opc in (0x80, 0x82, 0x9F):
     case("opcode", "trip", f"cnp_0x{opc:02x}", frame(roce.bth(opc, becn=True) + bytes(16)),
          {"opcode": 1})
@@ -152,7 +154,7 @@ case("opcode", "near", "cnp_0x81", cnp(), {"cnp": 1})
 for opc in (0xC0, 0xDF, 0xE0, 0xFF):
     case("opcode_vendor", "trip", f"0x{opc:02x}", frame(roce.bth(opc) + bytes(20)),
          {"opcode_vendor": 1})
-case("opcode_vendor", "trip", "0xc5_v6_odd_payload", frame(roce.bth(0xC5) + bytes(8), ipv6=True),
+case("opcode_vendor", "trip", "0xc5_v6", frame(roce.bth(0xC5) + bytes(8), ipv6=True),
      {"opcode_vendor": 1})
 case("opcode_vendor", "near", "0xbf", frame(roce.bth(0xBF) + bytes(20)), {"opcode": 1})
 
@@ -303,13 +305,15 @@ for n in (0, 12, 20, 32):
 case("payload_length", "near", "cnp_16_bytes", cnp(), {"cnp": 1})
 
 # --- se -----------------------------------------------------------------------
-for tr in (RC, UC, RD, UD, XRC):
-    for op in sorted(roce.DEFINED[tr]):
-        opc = tr << 5 | op
-        if op in roce.SE_ALLOWED:
-            case("se", "near", tname(opc), rframe(opc, se=True), {})
-        else:
-            case("se", "trip", tname(opc), rframe(opc, se=True), {"se": 1})
+for tr, name in roce.TRANSPORT_NAMES.items():
+    ops = [tr << 5 | op for op in sorted(roce.DEFINED[tr])]
+    allowed = [opc for opc in ops if opc & 0x1F in roce.SE_ALLOWED]
+    refused = [opc for opc in ops if opc & 0x1F not in roce.SE_ALLOWED]
+    case("se", "near", f"{name}_allowed_x{len(allowed)}",
+         [rframe(opc, se=True) for opc in allowed], {})
+    if refused:
+        case("se", "trip", f"{name}_refused_x{len(refused)}",
+             [rframe(opc, se=True) for opc in refused], {"se": len(refused)})
 case("se", "trip", "cnp", cnp(se=True), {"se": 1, "cnp": 1})
 case("se", "near", "write_last_no_se", rframe(0x08, 4), {})
 
