@@ -34,9 +34,9 @@ for i, p in enumerate(rdpcap(sys.argv[2])):
         time.sleep(0.005)  # stay well inside the veth's NAPI backlog
 """
 
-# The first N RoCEv2 frames of a pcap with their ICRC stored byte-swapped.
+# The first N RoCEv2 frames of a pcap with their ICRC stored byte-swapped, or unmasked.
 MAKE_BAD = r"""
-import sys
+import sys, zlib
 from scapy.utils import rdpcap, wrpcap
 from scapy.layers.l2 import Ether
 out = []
@@ -45,7 +45,11 @@ for p in rdpcap(sys.argv[1]):
     if b[12:14] != b"\x08\x00" or b[23] != 17 or int.from_bytes(b[36:38], "big") != 4791:
         continue
     end = 14 + int.from_bytes(b[16:18], "big")
-    out.append(Ether(b[:end - 4] + b[end - 4:end][::-1] + b[end:]))
+    if sys.argv[4] == "swapped":
+        icrc = b[end - 4:end][::-1]
+    else:  # the ICRC as a sender that forgot to mask the variant fields computes it
+        icrc = zlib.crc32(b"\xff" * 8 + b[14:end - 4]).to_bytes(4, "little")
+    out.append(Ether(b[:end - 4] + icrc + b[end:]))
     if len(out) == int(sys.argv[3]):
         break
 wrpcap(sys.argv[2], out)
@@ -57,7 +61,7 @@ def pcaps(tmp_path):
     """good.pcap (a real capture), bad.pcap (its first frames, ICRC byte-swapped), both.pcap."""
     bad = tmp_path / "bad.pcap"
     both = tmp_path / "both.pcap"
-    subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(GOOD), str(bad), str(N_BAD)], check=True)
+    subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(GOOD), str(bad), str(N_BAD), "swapped"], check=True)
     subprocess.run(["/usr/bin/python3", "-c",
                     "import sys\nfrom scapy.utils import rdpcap, wrpcap\n"
                     "wrpcap(sys.argv[3], list(rdpcap(sys.argv[1])) + list(rdpcap(sys.argv[2])))",
@@ -207,6 +211,27 @@ def test_trace_text_and_filters(netns, pcaps, tmp_path):
         r"dqpn 0x[0-9a-f]{6} psn \d+, length \d+: icrc\S*; icrc expected 0x[0-9a-f]{8} found 0x[0-9a-f]{8} "
         r"\(stored byte-swapped\)\n", stdout)
     assert "192.168.70.6" in stdout
+
+
+def test_trace_diagnoses_an_unmasked_icrc(netns, tmp_path):
+    unmasked = tmp_path / "unmasked.pcap"
+    subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(GOOD), str(unmasked), "2", "unmasked"], check=True)
+    assert nonzero_rules(replay_json(unmasked)).get("icrc") == 2
+    attach(netns)
+    why = "would match if the variant fields were not masked"
+    for snaplen in ("9216", "128"):
+        trace = subprocess.Popen(
+            ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--json", "--count",
+             "2", "--snaplen", snaplen], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert "tracing" in trace.stderr.readline()
+        send(netns, unmasked, tmp_path)
+        stdout, _ = trace.communicate(timeout=10)
+        samples = [json.loads(line) for line in stdout.splitlines()]
+        # a 206-byte SEND and a 62-byte ACK: with 128 bytes only the ACK is whole
+        assert [(smp["frame_len"], smp["cap_len"]) for smp in samples] == \
+            [(206, min(206, int(snaplen))), (62, 62)]
+        # the diagnosis needs the whole datagram, so it is only given when the sample holds it
+        assert [smp.get("icrc_diagnosis") for smp in samples] == [why if snaplen == "9216" else None, why]
 
 
 def test_trace_rate_limit_counts_skipped(netns, pcaps, tmp_path):
@@ -409,3 +434,11 @@ def test_stats_watch(netns, pcaps, tmp_path):
     # the rates add up to what moved: sum(rate * interval) over the reports is the count
     moved = sum(r["rates"]["icrc_bad"] * r["rates_seconds"] for r in reports[1:])
     assert abs(moved - N_BAD) < 0.01
+
+
+@pytest.mark.parametrize("args", [["attach", "lo"], ["detach", "lo"], ["status"], ["stats"], ["top", "-n", "1"],
+                                  ["trace", "--count", "1"], ["config", "lo", "pmtu=1024"]])
+def test_needs_root(args):
+    res = run("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ROCEVAL, *args)
+    assert (res.returncode, res.stdout) == (1, "")
+    assert res.stderr == "roceval: must run as root (BPF needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)\n"
