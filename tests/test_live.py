@@ -442,3 +442,21 @@ def test_needs_root(args):
     res = run("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ROCEVAL, *args)
     assert (res.returncode, res.stdout) == (1, "")
     assert res.stderr == "roceval: must run as root (BPF needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)\n"
+
+
+def test_multiprog_beside_another_program(netns, tmp_path):
+    """--multiprog runs through libxdp's dispatcher, or fails cleanly where the kernel refuses it."""
+    res = run("attach", netns.if_rx, "--multiprog", "--mode", "generic", netns=netns.rx)
+    if res.returncode != 0:
+        # e.g. a kernel or container that refuses freplace programs: nothing may be left behind
+        assert res.stderr == (f"roceval: {netns.if_rx}: libxdp could not load its dispatcher on this kernel "
+                              "(run with -v for why); attach without --multiprog\n")
+        assert res.returncode == 1 and xdp_prog_id(netns) is None
+        assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+        pytest.skip("libxdp's dispatcher cannot load here (xdp-loader falls back the same way)")
+    assert "libxdp dispatcher" in res.stdout
+    st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
+    assert st["multiprog"] is True and st["mode"] == "generic"
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+    assert xdp_prog_id(netns) is None
+    assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()

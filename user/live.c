@@ -271,6 +271,14 @@ static int attach_link(struct roceval_bpf *skel, int ifindex, enum live_mode mod
 	return 0;
 }
 
+/* libxdp detaches only in the mode named, which must be the one in use. */
+static void xdp_detach_current(struct xdp_program *prog, int ifindex)
+{
+	enum xdp_attach_mode m = query_mode(ifindex) == LIVE_MODE_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+
+	xdp_program__detach(prog, ifindex, m, 0);
+}
+
 static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
 	if ((level == LIBXDP_WARN || level == LIBXDP_INFO) ? verbose < 1 : verbose < 2)
@@ -317,7 +325,7 @@ static int attach_multiprog(struct roceval_bpf *skel, const char *ifname, int if
 	if (!libxdp_get_error(mp))
 		xdp_multiprog__close(mp);
 	if (legacy) {
-		xdp_program__detach(prog, ifindex, XDP_MODE_UNSPEC, 0);
+		xdp_detach_current(prog, ifindex);
 		xdp_program__close(prog);
 		pr_warn("%s: libxdp could not load its dispatcher on this kernel (run with -v for why); "
 			"attach without --multiprog", ifname);
@@ -503,7 +511,7 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 
 rollback:
 	if (xprog)
-		xdp_program__detach(xprog, ifindex, XDP_MODE_UNSPEC, 0);
+		xdp_detach_current(xprog, ifindex);
 	else if (link_fd >= 0)
 		bpf_link_detach(link_fd);
 	if (dir_made)
