@@ -13,13 +13,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <ifaddrs.h>
 #include <linux/if_link.h>
 #include <linux/if_packet.h>
-#include <math.h>
-#include <net/ethernet.h>
 #include <net/if.h>
 #include <signal.h>
 #include <stdint.h>
@@ -116,8 +113,6 @@ struct conn {
 	bool prev_dropped[2], prev_read[2];
 };
 
-struct out;
-
 struct gen {
 	/* options */
 	uint64_t seed;
@@ -135,7 +130,7 @@ struct gen {
 	uint32_t next_bad_qpn;
 	uint16_t ip_id[2];
 	/* results */
-	uint64_t frames, bytes, cnp, first_last_drops;
+	uint64_t cnp, first_last_drops;
 	uint64_t injected[F__COUNT];
 	uint64_t mutated[M__COUNT];
 };
@@ -532,7 +527,7 @@ static int out_frame(struct out *o, const uint8_t *frame, size_t len)
 			return err;
 	}
 	o->n++;
-	if ((o->n & 255) == 0)
+	if (o->pps || (o->n & 255) == 0) /* paced runs are slow enough to look at the clock each frame */
 		out_progress(o, false);
 	return 0;
 }
@@ -1375,15 +1370,16 @@ const struct command cmd_gen = {
 		"Output (one of):\n"
 		"  -w, --write FILE      a capture: pcapng when FILE ends in .pcapng, else pcap; '-' is\n"
 		"                        pcap on stdout (the summary then goes to stderr)\n"
-		"  -i, --interface IFACE send through an AF_PACKET socket; a progress line on stderr\n"
+		"  -i, --interface IFACE send through an AF_PACKET socket, waiting when the device queue\n"
+		"                        is full; frames the device still drops are reported (exit 1)\n"
 		"  -r, --rate PPS        with -i: frames per second (default: as fast as the device takes)\n\n"
 		"Traffic:\n"
 		"  -c, --count N         plan at least N frames (default 1000); the last message is\n"
 		"                        completed and owed ACKs are sent, so a few more may follow.  Faults\n"
 		"                        change the total: drops remove frames, duplicates and reserved\n"
 		"                        opcodes add them\n"
-		"  -n, --messages N      plan N messages instead (a CNP counts as one)\n"
-		"                        Up to 10000000 of either: run again with another seed for more\n"
+		"  -n, --messages N      plan N messages instead (a CNP counts as one); either is at\n"
+		"                        most 10000000: run again with another seed for more\n"
 		"  -s, --seed N          repeat a run byte for byte (default: from the clock; printed)\n"
 		"  -m, --pmtu N          256, 512, 1024 (default), 2048 or 4096\n"
 		"      --max-size BYTES  largest SEND, WRITE or READ (default 4 x PMTU); UD sends at most\n"
@@ -1391,7 +1387,7 @@ const struct command cmd_gen = {
 		"  -q, --qps N           connections (default 4), given RC, UC and UD in turn\n"
 		"  -t, --traffic LIST    comma-separated: send, write, read, atomic (RC), uc, ud, cnp, or\n"
 		"                        all (default)\n"
-		"  -f, --family 4|6|mixed  IP version of the connections (default 4; mixed alternates);\n"
+		"  -f, --family 4|6|mixed  IP version of the connections (default 4; mixed alternates)\n"
 		"  -4, -6                  same as --family 4 or 6\n"
 		"      --addr A,B        IPv4 addresses of the two hosts (default 192.0.2.1,192.0.2.2)\n"
 		"      --addr6 A,B       IPv6 addresses (default 2001:db8::1,2001:db8::2)\n"
@@ -1401,7 +1397,7 @@ const struct command cmd_gen = {
 		"  -j, --json            the summary as one JSON object: seed, frames, injected,\n"
 		"                        mutations, and \"expected\" in the replay schema (frames, roce,\n"
 		"                        icrc_ok, icrc_bad, rules) with every rule it can predict\n"
-		"      --quiet           no progress line\n\n"
+		"      --quiet           no progress line (one is shown on a terminal for long runs)\n\n"
 		"Faults: RATE is the probability that an eligible frame gets it, from 0 to 1 or as a\n"
 		"percentage (0.01 or 1%); the rates must add up to 1 at most, as a frame gets one fault:\n"
 		"  --corrupt-icrc RATE   wrong ICRC                                        -> icrc\n"
