@@ -9,6 +9,7 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,7 @@ def http(ns, port, request):
 
 
 def get(ns, port, path="/metrics"):
-    return http(ns, port, f"GET {path} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+    return http(ns, port, f"GET {path} HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
 
 
 SAMPLE = re.compile(r'^([a-z_]+)\{interface="([^"]*)"(?:,[a-z_]+="[^"]*")*\} (\d+)$')
@@ -536,3 +537,45 @@ def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
         subprocess.run(["ip", "-n", netns.rx, "link", "del", extra], capture_output=True)
         for ifname in (extra, netns.if_tx):
             subprocess.run(["rm", "-rf", f"{PIN_ROOT}/{ifname}"], capture_output=True)
+
+
+def test_prometheus_scrapes_it(netns, daemons, tmp_path, traffic):
+    """The real thing: Prometheus scrapes the daemon and stores the values it served."""
+    if not shutil.which("prometheus"):
+        pytest.skip("prometheus (Debian package prometheus) is not installed")
+    pcap, want = traffic
+    port = 9435 + os.getpid() % 1000
+    start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
+    send(netns, pcap)
+    cfg = tmp_path / "prometheus.yml"
+    cfg.write_text(json.dumps({
+        "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
+        "scrape_configs": [{"job_name": "roceval",
+                            "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}]}))
+    prom = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", "prometheus",
+                             f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                             f"--web.listen-address=127.0.0.1:{port + 2}"],
+                            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
+    try:
+        def query(q):
+            r = get(netns, port + 2, "/api/v1/query?query=" + urllib.parse.quote(q))
+            if not r["status"].endswith("200 OK"):
+                return None
+            res = json.loads(r["body"])["data"]["result"]
+            return {(s["metric"].get("__name__"), s["metric"].get("interface")): s["value"][1]
+                    for s in res}
+
+        def scraped():
+            try:
+                return query(f'roceval_rule_icrc_total{{interface="{netns.if_rx}"}}')
+            except (AssertionError, ValueError):
+                return None
+        assert wait_for(scraped, timeout=30), "Prometheus never stored a sample"
+        assert query("up") == {("up", None): "1"}
+        assert scraped() == {("roceval_rule_icrc_total", netns.if_rx): "1"}
+        assert query("roceval_roce_total") == {("roceval_roce_total", netns.if_rx): str(want["roce"])}
+        errors = query('sum(roceval_rule_icrc_total{severity="error"})')
+        assert errors == {(None, None): "1"}
+    finally:
+        prom.terminate()
+        prom.wait(timeout=30)
