@@ -354,11 +354,12 @@ def test_sighup(netns, daemons, tmp_path, traffic):
 
 
 def test_sigterm_detaches_when_configured(netns, daemons, tmp_path):
-    port = 9435 + os.getpid() % 1000
-    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port, "detach_on_exit = yes",
-                                         "mode = generic"), port)
+    conf = tmp_path / "a.conf"
+    conf.write_text(f"interface = {netns.if_rx}\ndetach_on_exit = yes\nmode = generic\n")
+    d = start(daemons, netns, conf, 9435)
+    assert "metrics on 127.0.0.1:9435, every 10s" in d.stderr()  # the defaults
     assert xdp_prog_id(netns) is not None
-    assert f'interface="{netns.if_rx}",mode="generic"' in get(netns, port)["body"]
+    assert f'interface="{netns.if_rx}",mode="generic"' in get(netns, 9435)["body"]
     assert d.stop(signal.SIGINT) == 0
     assert f"roceval: {netns.if_rx}: detached" in d.stderr()
     assert xdp_prog_id(netns) is None
