@@ -57,14 +57,41 @@ _Static_assert(CRC32_TABLE_LANE == CRC_LANE, "user/gen_crc_tables.c LANE differs
 		(__u32)__v;                                                                  \
 	})
 
-/* Feeds the 8 bytes of w (little-endian: the first byte is the lowest) to register crc. */
-static __always_inline __u32 crc_word(const __u8 *tab, __u32 crc, __u64 w)
-{
-	w ^= crc;
-	return crc_look(tab, w, 0, 7) ^ crc_look(tab, w, 8, 6) ^ crc_look(tab, w, 16, 5) ^
-	       crc_look(tab, w, 24, 4) ^ crc_look(tab, w, 32, 3) ^ crc_look(tab, w, 40, 2) ^
-	       crc_look(tab, w, 48, 1) ^ crc_look(tab, w, 56, 0);
-}
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "crc_word() XORs the register into the data as a little-endian word"
+#endif
+
+/* One lookup of slicing-by-8 from a data byte in memory: entry p[off] of row `row`. */
+#define CRC_LOOK_MEM(dst, off, row)                                                       \
+	"%[" dst "] = *(u8 *)(%[p] + %[" off "]); %[" dst "] <<= 2; %[" dst "] += %[t];"  \
+	"%[" dst "] = *(u32 *)(%[" dst "] + " #row " * 1024);"
+
+/*
+ * Feeds the 8 bytes at p + off to register crc.  The register is XORed
+ * into the first four bytes in place (the scratch copy is ours to change),
+ * so that every index is a byte load: four instructions and an XOR per
+ * byte, where extracting it from a register takes five and an XOR.  The
+ * CPU forwards the 4-byte store to the byte loads.
+ */
+#define crc_word(tab_, p_, off_, crc_)                                                     \
+	({                                                                                 \
+		__u64 __v;                                                                 \
+		asm volatile("%[v] = *(u32 *)(%[p] + %[o0]); %[v] ^= %[c];"                \
+			     "*(u32 *)(%[p] + %[o0]) = %[v];"                              \
+			     CRC_LOOK_MEM("c", "o0", 7)                                    \
+			     CRC_LOOK_MEM("v", "o1", 6) "%[c] ^= %[v];"                    \
+			     CRC_LOOK_MEM("v", "o2", 5) "%[c] ^= %[v];"                    \
+			     CRC_LOOK_MEM("v", "o3", 4) "%[c] ^= %[v];"                    \
+			     CRC_LOOK_MEM("v", "o4", 3) "%[c] ^= %[v];"                    \
+			     CRC_LOOK_MEM("v", "o5", 2) "%[c] ^= %[v];"                    \
+			     CRC_LOOK_MEM("v", "o6", 1) "%[c] ^= %[v];"                    \
+			     CRC_LOOK_MEM("v", "o7", 0) "%[c] ^= %[v];"                    \
+			     : [c] "+r"(crc_), [v] "=&r"(__v)                              \
+			     : [p] "r"(p_), [t] "r"(tab_), [o0] "i"(off_), [o1] "i"((off_) + 1), \
+			       [o2] "i"((off_) + 2), [o3] "i"((off_) + 3), [o4] "i"((off_) + 4), \
+			       [o5] "i"((off_) + 5), [o6] "i"((off_) + 6), [o7] "i"((off_) + 7) \
+			     : "memory");                                                  \
+	})
 
 /* The register c after further zero bytes: CRC_LANE of them from row CRC_ROW_SHIFT1, 2 x from CRC_ROW_SHIFT2. */
 #define crc_advance(tab, c, row)                                                       \
@@ -84,44 +111,49 @@ static __always_inline const __u8 *crc_tables(void)
 }
 
 struct crc_state {
-	const __u8 *buf;
-	__u32 off; /* where the callback's block starts, for crc_lanes_cb */
+	__u8 *buf;
+	__u32 off; /* bytes before the first triple of lanes */
 	__u32 crc;
 };
 
-/* Stops clang hoisting every load of a block up front, which runs out of registers. */
-#define crc_step_barrier() asm volatile("" ::: "memory")
-
-/* One stream over lane i: the up to two lanes in front of the first triple. */
-static long crc_lane_cb(__u32 i, struct crc_state *st)
+/*
+ * The one or two lanes in front of the first triple (st->off bytes of
+ * them, at the start), as that many streams.
+ */
+static long crc_head_cb(__u32 i, struct crc_state *st)
 {
-	/* Masking with a power of two minus one bounds the offset without changing it. */
-	const __u64 *w = (const __u64 *)(st->buf + ((i * CRC_LANE) & ROCEVAL_SCRATCH_MASK));
+	__u8 *p = st->buf;
 	const __u8 *tab = crc_tables();
-	__u32 crc = st->crc;
+	__u64 a = 0, b = 0;
 
+	if (st->off == CRC_LANE) {
 #pragma unroll
-	for (int k = 0; k < CRC_LANE / 8; k++) {
-		crc = crc_word(tab, crc, w[k]);
-		crc_step_barrier();
+		for (int k = 0; k < CRC_LANE; k += 8)
+			crc_word(tab, p, k, a);
+		st->crc = a;
+		return 0;
 	}
-	st->crc = crc;
+#pragma unroll
+	for (int k = 0; k < CRC_LANE; k += 8) {
+		crc_word(tab, p, k, a);
+		crc_word(tab, p, k + CRC_LANE, b);
+	}
+	st->crc = crc_advance(tab, a, CRC_ROW_SHIFT1) ^ b;
 	return 0;
 }
 
 /* Three lanes as three streams, then crc(A B C) = adv2(crc(A)) ^ adv1(crc0(B)) ^ crc0(C). */
 static long crc_lanes_cb(__u32 i, struct crc_state *st)
 {
-	const __u64 *w = (const __u64 *)(st->buf + ((st->off + i * 3 * CRC_LANE) & ROCEVAL_SCRATCH_MASK));
+	__u8 *p = st->buf + ((st->off + i * 3 * CRC_LANE) & ROCEVAL_SCRATCH_MASK);
 	const __u8 *tab = crc_tables();
-	__u32 a = st->crc, b = 0, c = 0;
+	__u64 a = st->crc, b = 0, c = 0;
 
 #pragma unroll
-	for (int k = 0; k < CRC_LANE / 8; k++) {
-		a = crc_word(tab, a, w[k]);
-		b = crc_word(tab, b, w[k + CRC_LANE / 8]);
-		c = crc_word(tab, c, w[k + 2 * CRC_LANE / 8]);
-		crc_step_barrier();
+	for (int k = 0; k < CRC_LANE; k += 8) {
+		crc_word(tab, p, k, a);
+		crc_word(tab, p, k + CRC_LANE, b);
+		crc_word(tab, p, k + 2 * CRC_LANE, c);
 	}
 	st->crc = crc_advance(tab, a, CRC_ROW_SHIFT2) ^ crc_advance(tab, b, CRC_ROW_SHIFT1) ^ c;
 	return 0;
@@ -146,16 +178,15 @@ static __always_inline __u32 icrc_layout(__u8 *area, __u32 dlen)
 
 /*
  * zlib's crc32(0, msg, n) of the message icrc_layout() and icrc_mask()
- * prepared in area[0, len); len is a multiple of CRC_LANE.
+ * prepared in area[0, len); len is a multiple of CRC_LANE.  Leaves the
+ * message changed.
  */
-static __always_inline __u32 roceval_icrc(const __u8 *area, __u32 len)
+static __always_inline __u32 roceval_icrc(__u8 *area, __u32 len)
 {
-	struct crc_state st = { .buf = area };
 	__u32 lanes = len / CRC_LANE;
-	__u32 head = lanes % 3;
+	struct crc_state st = { .buf = area, .off = lanes % 3 * CRC_LANE };
 
-	bpf_loop(head, crc_lane_cb, &st, 0);
-	st.off = head * CRC_LANE;
+	bpf_loop(st.off != 0, crc_head_cb, &st, 0);
 	bpf_loop(lanes / 3, crc_lanes_cb, &st, 0);
 	return ~st.crc;
 }
