@@ -460,3 +460,39 @@ def test_multiprog_beside_another_program(netns, tmp_path):
     run("detach", netns.if_rx, netns=netns.rx, check=True)
     assert xdp_prog_id(netns) is None
     assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+
+
+def test_deleted_interface_leaves_stale_pins_that_attach_and_detach_handle(netns):
+    attach(netns)
+    netns.ip("link", "del", netns.if_rx, netns=netns.rx)
+    st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
+    assert st["stale"] is True
+    text = run("status", netns.if_rx, netns=netns.rx, check=True).stdout
+    assert f"STALE: the interface it was attached to is gone; 'roceval detach {netns.if_rx}' removes the pins" in text
+    # not "every attached interface" of this namespace any more
+    assert json.loads(run("status", "--json", netns=netns.rx, check=True).stdout) == []
+
+    # a new interface of the same name: attach replaces the leftover pins
+    netns.ip("link", "add", netns.if_rx, "type", "veth", "peer", "name", netns.if_rx + "p", netns=netns.rx)
+    attach(netns)
+    st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
+    assert st["stale"] is False and st["program_id"] == xdp_prog_id(netns)
+    netns.ip("link", "del", netns.if_rx, netns=netns.rx)
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+    assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+
+
+def test_trace_pcapng_to_stdout(netns, pcaps, tmp_path):
+    """--pcap - writes only the pcapng on stdout, so it pipes into tshark -r -."""
+    attach(netns)
+    out = tmp_path / "stdout.pcapng"
+    with open(out, "wb") as f:
+        trace = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx,
+                                  "--count", "2", "--pcap", "-"], stdout=f, stderr=subprocess.PIPE, text=True)
+        assert "tracing" in trace.stderr.readline()
+        send(netns, pcaps["bad"], tmp_path)
+        _, stderr = trace.communicate(timeout=10)
+    assert trace.returncode == 0 and "2 samples" in stderr
+    res = subprocess.run(["tshark", "-r", "-", "-T", "fields", "-e", "frame.interface_name", "-e", "udp.dstport"],
+                         stdin=open(out, "rb"), capture_output=True, text=True, check=True)
+    assert res.stdout.splitlines() == [f"{netns.if_rx}\t4791"] * 2

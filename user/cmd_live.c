@@ -302,6 +302,7 @@ static int status_one(struct live_iface *li, bool json, bool first)
 	char since[64], dur[32];
 	__u64 mem = 0;
 	int nmaps = 0, err;
+	bool stale;
 
 	err = roceval_settings_read(li->settings_fd, &cfg);
 	if (!err)
@@ -311,14 +312,16 @@ static int status_one(struct live_iface *li, bool json, bool first)
 		return err;
 	}
 	live_memory(li, &mem, &nmaps);
+	/* the pins outlive the interface: a deleted or re-created one no longer runs the program */
+	stale = (int)if_nametoindex(li->ifname) != li->ifindex;
 	if (json) {
 		printf("%s{\"interface\": \"%s\", \"ifindex\": %d, \"mode\": \"%s\", \"multiprog\": %s, "
 		       "\"program_id\": %u, \"attached_since\": \"%s\", \"attached_since_unix\": %lld, "
-		       "\"enforce\": %s, \"settings\": ",
+		       "\"stale\": %s, \"enforce\": %s, \"settings\": ",
 		       first ? "" : ", ", li->ifname, li->ifindex, live_mode_name(li->mode),
 		       li->multiprog ? "true" : "false", li->prog_id,
 		       iso_time(li->attached_since, since, sizeof(since)), (long long)li->attached_since,
-		       cfg.enforce ? "true" : "false");
+		       stale ? "true" : "false", cfg.enforce ? "true" : "false");
 		settings_print_json(stdout, &cfg);
 		printf(", \"memory_bytes\": %llu, \"maps\": %d, \"frames\": %llu, \"roce\": %llu}",
 		       (unsigned long long)mem, nmaps, (unsigned long long)c.total[TOTAL_FRAMES],
@@ -329,6 +332,9 @@ static int status_one(struct live_iface *li, bool json, bool first)
 	       live_mode_name(li->mode), li->multiprog ? " (libxdp dispatcher)" : "", li->prog_id,
 	       since_text(li->attached_since, since, sizeof(since)),
 	       duration_text(difftime(time(NULL), li->attached_since), dur, sizeof(dur)));
+	if (stale)
+		printf("  STALE: the interface it was attached to is gone; 'roceval detach %s' removes the pins\n",
+		       li->ifname);
 	printf("  %-12s %s\n", "enforce", cfg.enforce ? "ON: frames breaking error rules are DROPPED"
 						     : "off (observe only)");
 	printf("  %-12s %llu\n  %-12s %llu\n", "frames", (unsigned long long)c.total[TOTAL_FRAMES], "roce",
@@ -391,7 +397,8 @@ const struct command cmd_status = {
 	.help = "For IFACE, or every interface of this network namespace roceval is attached to: the\n"
 		"attach mode, program id, attach time, whether enforce is on (frames dropped!), frames\n"
 		"and RoCEv2 frames seen, the memory the kernel charges for the program's maps\n"
-		"(memlock), and every setting.\n\n"
+		"(memlock), and every setting.  An attachment whose interface was deleted (or deleted\n"
+		"and re-created) since is marked stale: its pins remain until 'roceval detach'.\n\n"
 		"Options:\n"
 		"  -j, --json   a JSON array, one object per interface\n",
 	.run = do_status,

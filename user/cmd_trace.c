@@ -309,7 +309,9 @@ static int on_event(void *ctx, void *data, size_t size)
 	real = t->mono_to_real + ev->ts_ns / 1e9;
 	secs = (time_t)real;
 
-	if (t->json) {
+	if (t->pcap == stdout) {
+		/* the pcapng goes to stdout: nothing else may */
+	} else if (t->json) {
 		gmtime_r(&secs, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 		printf("{\"time\": \"%s.%06ldZ\", \"interface\": \"%s\", \"frame_len\": %u, \"cap_len\": %u", when,
