@@ -580,3 +580,22 @@ def test_prometheus_scrapes_it(netns, daemons, tmp_path, traffic):
     finally:
         prom.terminate()
         prom.wait(timeout=30)
+
+
+def test_detach_and_attach_behind_its_back(netns, daemons, tmp_path, traffic):
+    pcap, want = traffic
+    port = 9435 + os.getpid() % 1000
+    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
+    first = xdp_prog_id(netns)
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+    assert wait_for(lambda: "the attachment went away" in d.stderr())
+    assert netns.if_rx not in get(netns, port)["body"]  # no stale counters served
+
+    # attached again by hand: adopted, counters from the new maps
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    second = xdp_prog_id(netns)
+    assert second not in (None, first)
+    assert wait_for(lambda: f"adopted the new attachment (program {second})" in d.stderr())
+    send(netns, pcap)
+    assert metrics(netns, port)["roceval_roce_total"] == want["roce"]
+    assert d.stop() == 0
