@@ -493,6 +493,9 @@ def test_trace_pcapng_to_stdout(netns, pcaps, tmp_path):
         send(netns, pcaps["bad"], tmp_path)
         _, stderr = trace.communicate(timeout=10)
     assert trace.returncode == 0 and "2 samples" in stderr
-    res = subprocess.run(["tshark", "-r", "-", "-T", "fields", "-e", "frame.interface_name", "-e", "udp.dstport"],
-                         stdin=open(out, "rb"), capture_output=True, text=True, check=True)
-    assert res.stdout.splitlines() == [f"{netns.if_rx}\t4791"] * 2
+    res = subprocess.run(["tshark", "-r", "-", "-T", "fields", "-e", "frame.interface_name", "-e", "udp.dstport",
+                          "-e", "frame.time_epoch"], stdin=open(out, "rb"), capture_output=True, text=True, check=True)
+    rows = [line.split("\t") for line in res.stdout.splitlines()]
+    assert [r[:2] for r in rows] == [[netns.if_rx, "4791"]] * 2
+    # nanosecond timestamps on the wall clock
+    assert all(abs(float(r[2]) - time.time()) < 30 for r in rows)

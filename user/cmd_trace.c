@@ -62,7 +62,7 @@ struct trace {
 	__u32 count; /* stop after this many samples; 0 = never */
 	__u32 seen;
 	FILE *pcap;
-	double mono_to_real; /* add to a bpf_ktime_get_ns() time for wall-clock seconds */
+	__s64 mono_to_real_ns; /* add to a bpf_ktime_get_ns() time for wall-clock nanoseconds */
 };
 
 /* ---- pcapng (https://www.ietf.org/archive/id/draft-ietf-opsawg-pcapng-02.html) ---- */
@@ -290,7 +290,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	const char *diag = NULL;
 	struct decoded d;
 	__u32 cap;
-	double real;
+	__u64 real_ns;
 	time_t secs;
 	struct tm tm;
 
@@ -306,8 +306,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		snprintf(icrc, sizeof(icrc), "; icrc expected 0x%08x found 0x%08x%s%s%s", ev->icrc_expected,
 			 ev->icrc_found, diag ? " (" : "", diag ?: "", diag ? ")" : "");
 	}
-	real = t->mono_to_real + ev->ts_ns / 1e9;
-	secs = (time_t)real;
+	real_ns = ev->ts_ns + t->mono_to_real_ns;
+	secs = real_ns / 1000000000;
 
 	if (t->pcap == stdout) {
 		/* the pcapng goes to stdout: nothing else may */
@@ -315,7 +315,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		gmtime_r(&secs, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 		printf("{\"time\": \"%s.%06ldZ\", \"interface\": \"%s\", \"frame_len\": %u, \"cap_len\": %u", when,
-		       (long)((real - secs) * 1e6), ti->li.ifname, ev->frame_len, cap);
+		       (long)(real_ns % 1000000000 / 1000), ti->li.ifname, ev->frame_len, cap);
 		if (d.has_ip)
 			printf(", \"src\": \"%s\", \"dst\": \"%s\", \"sport\": %u, \"dport\": %u", d.src, d.dst,
 			       d.sport, d.dport);
@@ -334,7 +334,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	} else {
 		localtime_r(&secs, &tm);
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-		printf("%s.%06ld %s ", when, (long)((real - secs) * 1e6), ti->li.ifname);
+		printf("%s.%06ld %s ", when, (long)(real_ns % 1000000000 / 1000), ti->li.ifname);
 		if (d.has_ip)
 			printf("%s.%u > %s.%u: ", d.src, d.sport, d.dst, d.dport);
 		if (d.has_bth)
@@ -343,7 +343,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	}
 	if (t->pcap) {
 		snprintf(comment, sizeof(comment), "roceval: %s%s", rules, icrc);
-		if (pcapng_packet(t->pcap, ti->idx, (__u64)(real * 1e9), frame, cap, ev->frame_len, comment)) {
+		if (pcapng_packet(t->pcap, ti->idx, real_ns, frame, cap, ev->frame_len, comment)) {
 			pr_warn("Couldn't write the pcapng file: %s", strerror(errno));
 			stop = SIGPIPE;
 		}
@@ -481,13 +481,13 @@ static int parse_rules(const char *list, __u64 *mask)
 	return 0;
 }
 
-static double mono_to_real_offset(void)
+static __s64 mono_to_real_offset_ns(void)
 {
 	struct timespec m, r;
 
 	clock_gettime(CLOCK_MONOTONIC, &m);
 	clock_gettime(CLOCK_REALTIME, &r);
-	return (r.tv_sec + r.tv_nsec / 1e9) - (m.tv_sec + m.tv_nsec / 1e9);
+	return (r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
 }
 
 static int do_trace(int argc, char **argv)
@@ -606,7 +606,7 @@ static int do_trace(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
-	t.mono_to_real = mono_to_real_offset();
+	t.mono_to_real_ns = mono_to_real_offset_ns();
 	for (int i = 0; i < t.n && !err; i++)
 		err = trace_arm(&t.ifs[i], &want);
 	if (!err) {
