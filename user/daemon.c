@@ -32,7 +32,7 @@ extern const struct command cmd_daemon;
 
 #define LOCK_DIR "/run/roceval"
 /* A scrape gets this long to send its request and take the answer; the loop waits no longer. */
-#define HTTP_DEADLINE_MS 3000
+#define HTTP_DEADLINE_S 3
 #define HTTP_MAX_REQUEST 8192
 
 struct served {
@@ -669,7 +669,7 @@ static int parse_request_line(char *req, char *method, size_t mlen, char *target
 }
 
 /*
- * One scrape, start to end, within HTTP_DEADLINE_MS: a client that sends
+ * One scrape, start to end, within HTTP_DEADLINE_S: a client that sends
  * nothing or never reads cannot hold the loop longer than that.
  */
 static void handle_client(struct daemon *d)
@@ -686,7 +686,7 @@ static void handle_client(struct daemon *d)
 	if (fd < 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += HTTP_DEADLINE_MS / 1000;
+	deadline.tv_sec += HTTP_DEADLINE_S;
 	for (;;) {
 		ssize_t n = recv(fd, req + got, HTTP_MAX_REQUEST - got, 0);
 
