@@ -173,7 +173,9 @@ static int attach_assign(struct roceval_settings *cfg, const char *arg)
 
 static int do_attach(int argc, char **argv)
 {
-	struct option opts[16 + sizeof(struct roceval_settings)] = {
+#define SETTING_COUNT(key, syntax, desc) +1
+	/* the fixed options, one per setting, the terminator */
+	struct option opts[4 + (0 ROCEVAL_SETTINGS(SETTING_COUNT)) + 1] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "multiprog", no_argument, NULL, OPT_MULTIPROG },
 		{ "set", required_argument, NULL, 's' },
