@@ -280,27 +280,33 @@ def demo_pins():
     return {p for p in os.listdir(d) if p.startswith("rvdemo")} if os.path.isdir(d) else set()
 
 
-def demo_leftovers(before):
-    """Namespaces, links and pins a demo run left behind (another run's do not count)."""
+def demo_state():
+    """The demo's namespaces, links and pins present now (other runs' included)."""
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     links = subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout
-    return ("roceval-demo" in netns, "rvdemo" in links, demo_pins() - before)
+    return ({w for w in netns.split() if w.startswith("roceval-demo")},
+            {w.split("@")[0] for w in links.split() if w.startswith("rvdemo")}, demo_pins())
+
+
+def demo_leftovers(before):
+    """Namespaces, links and pins a demo run left behind: another run's do not count."""
+    return tuple(now - then for now, then in zip(demo_state(), before))
 
 
 @pytest.mark.skipif(not live_available(), reason="roceval attach/stats (issue 4) not built in")
 def test_demo_checks_its_agreement_and_cleans_up():
-    before = demo_pins()
+    before = demo_state()
     env = dict(os.environ, ROCEVAL=str(ROCEVAL), DEMO_FRAMES="1500", DEMO_RATE="1500")
     res = subprocess.run(["bash", str(DEMO)], capture_output=True, text=True, timeout=120, env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "AGREEMENT: all " in res.stdout and "DISAGREEMENT" not in res.stdout
     assert "Where to go next" in res.stdout
-    assert demo_leftovers(before) == (False, False, set())
+    assert demo_leftovers(before) == (set(), set(), set())
 
 
 @pytest.mark.skipif(not live_available(), reason="roceval attach/stats (issue 4) not built in")
 def test_demo_cleans_up_when_interrupted():
-    before = demo_pins()
+    before = demo_state()
     env = dict(os.environ, ROCEVAL=str(ROCEVAL), DEMO_FRAMES="100000", DEMO_RATE="1000")
     p = subprocess.Popen(["bash", str(DEMO)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=env)
@@ -310,4 +316,4 @@ def test_demo_cleans_up_when_interrupted():
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130 and "interrupted" in err
-    assert demo_leftovers(before) == (False, False, set())
+    assert demo_leftovers(before) == (set(), set(), set())
