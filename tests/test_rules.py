@@ -87,6 +87,9 @@ tr_case("ip_len_beyond_frame", rframe(0x04, 64, frame_kw={"cut": 8}))
 tr_case("ip_len_beyond_frame_by_1", rframe(0x04, 64, frame_kw={"cut": 1}))
 tr_case("v6_len_beyond_frame", rframe(0x04, 64, ipv6=True, frame_kw={"cut": 8}))
 tr_case("frame_ends_in_bth", rframe(0x04, 0, frame_kw={"cut": 12}))
+tr_case("cut_after_vlans_and_options",
+        rframe(0x0A, 256, frame_kw={"vlans": (3, 4), "qinq": True, "ip_options": b"\x01" * 12,
+                                    "cut": 100}))
 tr_case("udp_len_beyond_ip", rframe(0x04, 64, frame_kw={"udp_len": 8 + 12 + 64 + 4 + 4}))
 tr_case("udp_len_beyond_ip_v6", rframe(0x04, 64, ipv6=True,
                                        frame_kw={"udp_len": 8 + 12 + 64 + 4 + 4}))
