@@ -91,6 +91,9 @@ help:
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
 	@echo "make clean      remove build output"
 
+# Fuzzing: make fuzz SECONDS=N (tests/fuzz/fuzz.mk).
+include tests/fuzz/fuzz.mk
+
 # The README's first command (as root): roceval attached in a pair of network namespaces,
 # catching faults the generator injects, checked against what it injected (demo/demo.sh).
 demo: deps

@@ -85,12 +85,15 @@ int settings_set(struct roceval_settings *s, const char *key, const char *value,
 		__u16 ports[ROCEVAL_MAX_PORTS];
 		int n;
 
-		memset(s->ports, 0, sizeof(s->ports));
-		if (!strcasecmp(value, "none"))
+		if (!strcasecmp(value, "none")) {
+			memset(s->ports, 0, sizeof(s->ports));
 			return 0;
+		}
 		n = parse_list(value, 1, 0xFFFF, ports, ROCEVAL_MAX_PORTS);
 		if (n < 0)
 			FAIL("ports=%s: expected 'none' or up to 4 UDP ports 1-65535", value);
+		/* Cleared only now: a rejected value must leave the running settings alone. */
+		memset(s->ports, 0, sizeof(s->ports));
 		memcpy(s->ports, ports, n * sizeof(ports[0]));
 	} else if (!strcmp(key, "enforce")) {
 		int b = parse_bool(value);

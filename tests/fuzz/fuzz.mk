@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Fuzzing (issue 7), included by the top Makefile.
+#   make fuzz SECONDS=N        the data-path fuzzer for N seconds (default 60), then each
+#                              libFuzzer target for N/4 seconds
+#   make fuzz-datapath         the data-path fuzzer alone (SECONDS, SEED)
+#   make fuzz-userspace        the libFuzzer targets alone (FUZZ_SECONDS each)
+
+# The libFuzzer runtime and valgrind, for tests/test_fuzz.py.
+DEPS += libclang-rt-14-dev valgrind
+
+SECONDS      ?= 60
+SEED         ?= 1
+FUZZ_SECONDS ?= $(shell echo $$(( $(SECONDS) / 4 > 5 ? $(SECONDS) / 4 : 5 )))
+FUZZ_CC      ?= clang
+FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-std=gnu11 -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
+
+# Every user object except main.o, so harnesses link against the code roceval runs.
+FUZZ_LIB_OBJS := $(filter-out $(OUTPUT)/main.o,$(USER_OBJS))
+
+$(OUTPUT)/libroceval.a: $(FUZZ_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUTPUT)/fuzz-datapath: tests/fuzz/datapath.c $(OUTPUT)/libroceval.a $(USER_HDRS) $(HEADERS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Iuser $< $(OUTPUT)/libroceval.a -o $@ $(LDLIBS)
+
+# libFuzzer targets: tests/fuzz/fuzz_<name>.c, each built with the user sources it
+# names in its FUZZ_SRCS_<name> (compiled again with the sanitizers).
+FUZZ_TARGETS := settings pcap config trace
+FUZZ_SRCS_settings := user/settings.c user/util.c
+FUZZ_SRCS_pcap := user/cmd_replay.c user/flows.c user/settings.c user/util.c user/counters.c tests/fuzz/stub_replay.c
+FUZZ_SRCS_config := user/config.c user/settings.c user/util.c
+# the trace target includes user/cmd_trace.c, and live.c loads the skeleton
+FUZZ_DEPS_trace := user/cmd_trace.c $(OUTPUT)/roceval.skel.h
+FUZZ_SRCS_trace := user/live.c user/loader.c user/flows.c user/settings.c user/util.c user/counters.c
+
+define fuzz_target
+$(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)
+	$$(call msg,FUZZ-CC,$$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) -o $$@ $(LDLIBS)
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_target,$(t))))
+
+.PHONY: fuzz fuzz-datapath fuzz-userspace fuzz-build
+fuzz-build: $(OUTPUT)/fuzz-datapath $(foreach t,$(FUZZ_TARGETS),$(OUTPUT)/fuzz-$(t))
+
+fuzz-datapath: $(OUTPUT)/fuzz-datapath
+	$(OUTPUT)/fuzz-datapath -s $(SECONDS) -S $(SEED)
+
+# Each target starts from its shipped corpus (read-only) and keeps what it finds in $(OUTPUT).
+fuzz-userspace: $(foreach t,$(FUZZ_TARGETS),$(OUTPUT)/fuzz-$(t))
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(OUTPUT)/corpus-$$t $(OUTPUT)/crashes-$$t; \
+		echo "fuzz-$$t: $(FUZZ_SECONDS) s"; \
+		$(OUTPUT)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -seed=$(SEED) -print_final_stats=1 \
+			-artifact_prefix=$(OUTPUT)/crashes-$$t/ -close_fd_mask=1 \
+			$(OUTPUT)/corpus-$$t tests/fuzz/corpus/$$t > $(OUTPUT)/fuzz-$$t.log 2>&1; \
+		rc=$$?; \
+		grep -E 'stat::number_of_executed_units|ERROR|SUMMARY|runtime error' $(OUTPUT)/fuzz-$$t.log; \
+		test $$rc -eq 0 || exit 1; \
+	done
+
+fuzz: fuzz-datapath fuzz-userspace
+
+# make test builds the fuzzers too: tests/test_fuzz.py runs each for a bounded time.
+test: fuzz-build
+test: export ROCEVAL_FUZZ_DIR := $(abspath $(OUTPUT))
+
+# The whole test suite once more against a roceval built with ASan and UBSan.
+ASAN_OUTPUT ?= $(OUTPUT)-asan
+.PHONY: test-asan
+test-asan:
+	$(MAKE) OUTPUT=$(ASAN_OUTPUT) BIN=$(ASAN_OUTPUT)/roceval \
+		CC="clang -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+		TESTS="$(TESTS)" PYTEST_ARGS="$(PYTEST_ARGS)" \
+		ASAN_OPTIONS=detect_leaks=1 ROCEVAL_ASAN=1 ROCEVAL_FUZZ_SECONDS=10 test

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Fuzzing in CI (issue 7): the data path through BPF_PROG_TEST_RUN, the userspace parsers under
+libFuzzer with ASan/UBSan, and the replay CLI under valgrind.  Built by `make fuzz-build`, which
+`make test` runs first; ROCEVAL_FUZZ_SECONDS (default 60) and ROCEVAL_FUZZ_TARGET_SECONDS
+(default 20) bound the time."""
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import CAPTURES, ROCEVAL, ROOT, run
+
+FUZZ_DIR = Path(os.environ.get("ROCEVAL_FUZZ_DIR", ROCEVAL.parent if ROCEVAL.parent != ROOT
+                               else ROOT / ".output"))
+DATAPATH_SECONDS = int(os.environ.get("ROCEVAL_FUZZ_SECONDS", "60"))
+TARGET_SECONDS = int(os.environ.get("ROCEVAL_FUZZ_TARGET_SECONDS", "20"))
+SUPP = ROOT / "tests" / "fuzz" / "valgrind.supp"
+SUMMARY = re.compile(r"datapath: (\d+) frames pushed in [\d.]+ s \(observe (\d+), enforce (\d+), "
+                     r"icrc_sample=3 (\d+)\), (\d+) rounds, seed (\d+), (\d+) violations")
+
+
+def fuzz_bin(name):
+    path = FUZZ_DIR / f"fuzz-{name}"
+    assert path.exists(), f"{path} is missing: run 'make fuzz-build' (make test does)"
+    return path
+
+
+def datapath(*args, timeout):
+    res = subprocess.run([str(fuzz_bin("datapath")), "-q", *args], capture_output=True, text=True,
+                         timeout=timeout)
+    m = SUMMARY.search(res.stdout)
+    assert m, f"no summary line:\n{res.stdout}\n{res.stderr[-4000:]}"
+    return res, [int(g) for g in m.groups()]
+
+
+def test_datapath_fuzz():
+    """Every invariant on every frame for ROCEVAL_FUZZ_SECONDS, observe and enforce modes."""
+    res, (pushed, observe, enforce, sample, rounds, _, violations) = datapath(
+        "-s", str(DATAPATH_SECONDS), "-S", os.environ.get("ROCEVAL_FUZZ_SEED", "1"),
+        timeout=DATAPATH_SECONDS + 120)
+    print(res.stdout.strip())
+    assert violations == 0 and res.returncode == 0, res.stderr[-8000:]
+    assert pushed == observe + enforce + sample
+    # every mode ran, and the run was not starved: one round is over 2000 frames
+    assert min(observe, enforce, sample) > 2000 and rounds >= 3
+
+
+def test_datapath_fuzz_is_reproducible():
+    """The same seed pushes the same frames: a reported violation can be replayed."""
+    a, sa = datapath("-n", "30000", "-S", "7", timeout=120)
+    b, sb = datapath("-n", "30000", "-S", "7", timeout=120)
+    assert a.returncode == b.returncode == 0, a.stderr + b.stderr
+    assert sa == sb and sa[0] >= 30000
+    c, sc = datapath("-n", "30000", "-S", "8", "-F", "4", timeout=120)
+    assert c.returncode == 0, c.stderr
+    assert sc[0] != sa[0]  # another seed mutates differently, so rounds end at other counts
+
+
+def test_datapath_fuzz_usage():
+    res = subprocess.run([str(fuzz_bin("datapath")), "-x"], capture_output=True, text=True)
+    assert res.returncode == 2 and "Usage: datapath" in res.stderr
+
+
+@pytest.mark.parametrize("target", ["settings", "pcap", "config", "trace"])
+def test_libfuzzer_target(target, tmp_path):
+    """Each libFuzzer target runs from its shipped corpus with ASan and UBSan, crash free."""
+    corpus = ROOT / "tests" / "fuzz" / "corpus" / target
+    assert any(corpus.iterdir())
+    res = subprocess.run([str(fuzz_bin(target)), f"-max_total_time={TARGET_SECONDS}", "-seed=1",
+                          "-close_fd_mask=3", "-print_final_stats=1",
+                          f"-artifact_prefix={tmp_path}/", str(tmp_path), str(corpus)],
+                         capture_output=True, text=True, timeout=TARGET_SECONDS + 120)
+    assert res.returncode == 0, res.stderr[-8000:]
+    runs = int(re.search(r"stat::number_of_executed_units: (\d+)", res.stderr).group(1))
+    assert runs > 1000, res.stderr[-2000:]
+    assert not list(tmp_path.glob("crash-*")) and not list(tmp_path.glob("leak-*"))
+
+
+needs_plain_binary = pytest.mark.skipif(
+    os.environ.get("ROCEVAL_ASAN") == "1",
+    reason="roceval is built with ASan here (make test-asan), which does this checking itself")
+
+
+def valgrind(*args):
+    return subprocess.run(["valgrind", "-q", f"--suppressions={SUPP}", "--error-exitcode=99",
+                           "--leak-check=full", "--errors-for-leak-kinds=definite,indirect",
+                           str(ROCEVAL), *[str(a) for a in args]],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def bad_captures(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad")
+    good = (CAPTURES / "rc-send-ack-ipv4.pcap").read_bytes()
+    (d / "garbage.pcap").write_bytes(bytes(range(256)) * 3)
+    (d / "empty.pcap").write_bytes(b"")
+    (d / "header-only.pcap").write_bytes(good[:24])
+    (d / "cut.pcap").write_bytes(good[:5000])
+    # a record header claiming far more bytes than the file holds
+    (d / "lying-caplen.pcap").write_bytes(good[:24] + bytes(8) + (0xFFFF).to_bytes(4, "little") * 2
+                                          + good[40:200])
+    return d
+
+
+@needs_plain_binary
+@pytest.mark.parametrize("case,status", [
+    ("rc-send-ack", 0), ("cnp", 0), ("garbage.pcap", 2), ("empty.pcap", 2),
+    ("header-only.pcap", 0), ("cut.pcap", 2), ("lying-caplen.pcap", 2)])
+def test_replay_under_valgrind(case, status, bad_captures):
+    """roceval replay on good and damaged captures: the documented exit status, zero reports."""
+    path = {"rc-send-ack": CAPTURES / "rc-send-ack-ipv4.pcap",
+            "cnp": CAPTURES / "cnp-connectx4lx-ipv4.pcap"}.get(case, bad_captures / case)
+    res = valgrind("replay", "--json", path)
+    reports = [l for l in res.stderr.splitlines() if l.startswith("==")]
+    assert reports == [], "\n".join(reports[:60])
+    assert res.returncode == status, res.stderr
+    if status == 0:
+        assert run("replay", "--json", path).stdout == res.stdout
+
+
+@needs_plain_binary
+def test_cli_usage_errors_under_valgrind():
+    for args, status in ((["replay"], 2), (["replay", "--pmtu", "7", "x.pcap"], 2),
+                         (["replay", "--set", "ports=1,2,3,4,5", "x.pcap"], 2), (["nosuch"], 2),
+                         (["rules"], 0), (["help", "replay"], 0), (["--version"], 0)):
+        res = valgrind(*args)
+        reports = [l for l in res.stderr.splitlines() if l.startswith("==")]
+        assert reports == [] and res.returncode == status, (args, res.returncode, res.stderr)
