@@ -22,7 +22,7 @@ def header_rules():
 
 
 def one_error_line(res, code, *words):
-    """Exit `code`, nothing on stdout, one line on stderr that says roceval and names the problem."""
+    """Exit `code`, nothing on stdout, one stderr line from roceval naming the problem."""
     assert res.returncode == code, (res.stdout, res.stderr)
     assert res.stdout == ""
     lines = res.stderr.splitlines()
@@ -82,7 +82,7 @@ def test_non_ethernet_pcapng(tmp_path):
 @pytest.mark.parametrize("cut", [30, 70, 74 + 16 - 8], ids=["in_frame", "in_frame_start",
                                                            "in_record_header"])
 def test_capture_cut_mid_record(tmp_path, cut):
-    """Counters for the frames before the damage still come out, and the exit says it was damaged."""
+    """Counters for the frames before the damage still come out; the exit says it was damaged."""
     frames = [roce.cnp(), roce.cnp(), roce.roce(0x04, 16, tver=1), roce.cnp()]
     assert len(frames[-1]) == 74
     data = roce.pcap_bytes(frames)
@@ -105,7 +105,8 @@ def test_capture_cut_mid_record(tmp_path, cut):
 BAD_OPTIONS = [
     (("--pmtu", "1000"), "1000"), (("--pmtu", "abc"), "abc"), (("--pmtu", "-1"), "-1"),
     (("--pmtu", "8192"), "8192"), (("-m", "300"), "300"),
-    (("--pkey", "0x8000"), "0x8000"), (("--pkey", "0"), "pkeys=0"), (("--pkey", "0x10000"), "0x10000"),
+    (("--pkey", "0x8000"), "0x8000"), (("--pkey", "0"), "pkeys=0"),
+    (("--pkey", "0x10000"), "0x10000"),
     (("--pkey", "ffff"), "ffff"), (("--pkey", ",,"), ",,"),
     (("--pkey", ",".join(["1"] * 17)), "pkeys="),
     (("--port", "0"), "ports=0"), (("--port", "70000"), "70000"), (("--port", "x"), "ports=x"),

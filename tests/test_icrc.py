@@ -273,7 +273,7 @@ def test_every_payload_size(tmp_path, ipv6):
 
 
 def test_sizes_in_every_header_layout(tmp_path):
-    """Offsets of the payload shift with VLAN tags, IP options and xTHs: sizes around the CRC blocks."""
+    """VLAN tags, IP options and xTHs shift the payload: sizes around the CRC's blocks."""
     rng = random.Random(7)
     frames = []
     for opc in (0x04, 0x05, 0x0A, 0x0B, 0x10, 0x64, 0x65, 0x44, 0xA4, 0xAB):
@@ -307,7 +307,7 @@ def test_multi_buffer_4096(tmp_path):
 
 
 def test_jumbo_9000(tmp_path):
-    """A 9000-byte IP datagram: larger than any RoCE payload may be, but its ICRC is still checked."""
+    """A 9000-byte datagram: larger than any RoCE payload may be, but its ICRC is checked."""
     vendor = frame(roce.bth(0xC7) + roce.pattern(9000 - 20 - 8 - 12 - 4))
     send = frame(transport(0x04, 9000 - 40 - 8 - 12 - 4), ipv6=True)
     assert len(vendor) == len(send) == 9014

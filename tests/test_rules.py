@@ -87,6 +87,7 @@ tr_case("ip_len_beyond_frame", rframe(0x04, 64, frame_kw={"cut": 8}))
 tr_case("ip_len_beyond_frame_by_1", rframe(0x04, 64, frame_kw={"cut": 1}))
 tr_case("v6_len_beyond_frame", rframe(0x04, 64, ipv6=True, frame_kw={"cut": 8}))
 tr_case("frame_ends_in_bth", rframe(0x04, 0, frame_kw={"cut": 12}))
+tr_case("frame_ends_after_udp_header", rframe(0x04, 16)[:14 + 20 + 8])
 tr_case("cut_after_vlans_and_options",
         rframe(0x0A, 256, frame_kw={"vlans": (3, 4), "qinq": True, "ip_options": b"\x01" * 12,
                                     "cut": 100}))
@@ -380,7 +381,8 @@ case("ecn_ce", "trip", "with_bad_icrc", rframe(0x04, 16, frame_kw={"tos": 0x03, 
 for tos in (0x00, 0x01, 0x02, 0xFC, 0xFE):
     case("ecn_ce", "near", f"tos_0x{tos:02x}", rframe(0x04, 16, frame_kw={"tos": tos}), {})
 for tc in (0x01, 0x02, 0xFC):
-    case("ecn_ce", "near", f"v6_tc_0x{tc:02x}", rframe(0x04, 16, ipv6=True, frame_kw={"tc": tc}), {})
+    case("ecn_ce", "near", f"v6_tc_0x{tc:02x}",
+         rframe(0x04, 16, ipv6=True, frame_kw={"tc": tc}), {})
 case("ecn_ce", "near", "v6_flow_label_ones", rframe(0x04, 16, ipv6=True,
                                                     frame_kw={"tc": 0, "fl": 0xFFFFF}), {})
 case("ecn_ce", "near", "not_roce_port", rframe(0x04, 16, frame_kw={"tos": 0x03, "dport": 4792}),
