@@ -25,8 +25,9 @@
 	  "the ICRC, so the path may rewrite it, and some NICs set bit 4 on every request")     \
 	X(icrc_sample, "N",                                                                     \
 	  "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)")              \
-	X(trace_rate, "N", "trace samples per second at most (token bucket); default 100")      \
-	X(trace_burst, "N", "trace samples allowed in a burst; default 100")
+	X(trace_rate, "N",                                                                      \
+	  "trace samples per second at most, per CPU (token bucket); default 100")              \
+	X(trace_burst, "N", "trace samples allowed in a burst, per CPU; default 100")
 
 void settings_defaults(struct roceval_settings *s);
 /* 0, or -EINVAL with the reason in err. */
