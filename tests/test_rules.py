@@ -450,3 +450,21 @@ def test_enforce_drops_errors_only(tmp_path):
     r = roce.replay_frames(tmp_path / "e.pcap", frames, "--set", "enforce=on")
     assert r["dropped"] == 2
     assert nonzero_rules(r) == {"tver": 1, "nak_invalid": 1, "cnp": 1, "icrc": 1, "ip_fragment": 1}
+
+
+def test_icrc_sample_accounts_for_skipped(tmp_path):
+    """icrc_sample=3 checks the 3rd, 6th, ... RoCEv2 frame; the others are skipped, not judged."""
+    bad = {"bad_icrc": True}
+    frames = [rframe(0x04, 16, frame_kw=bad), rframe(0x04, 16, frame_kw=bad),
+              rframe(0x04, 16, frame_kw=bad),  # checked
+              rframe(0x04, 16, frame_kw={"dport": 4000}),  # not RoCEv2: does not tick
+              rframe(0x04, 16), rframe(0x04, 16, tver=1, frame_kw=bad),
+              rframe(0x04, 16),  # checked
+              rframe(0x04, 16, frame_kw={"cut": 4}),  # truncated: unchecked, does not tick
+              rframe(0x04, 16), rframe(0x04, 16), rframe(0x04, 16)]  # the last one checked
+    r = roce.replay_frames(tmp_path / "s.pcap", frames, "--set", "icrc_sample=3")
+    got = {k: r[k] for k in ("frames", "roce", "icrc_ok", "icrc_bad", "icrc_unchecked",
+                             "icrc_skipped")}
+    assert got == {"frames": 11, "roce": 10, "icrc_ok": 2, "icrc_bad": 1, "icrc_unchecked": 1,
+                   "icrc_skipped": 6}
+    assert nonzero_rules(r) == {"icrc": 1, "tver": 1, "truncated": 1}
