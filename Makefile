@@ -30,7 +30,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 USER_HDRS := $(wildcard user/*.h)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test demo bench fuzz clean vmlinux help install
+.PHONY: all deps test demo bench fuzz clean vmlinux help install docs
 
 all: $(BIN)
 
@@ -61,13 +61,17 @@ $(BIN): $(USER_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# docs/rules.md is generated from the rule and settings tables; a test checks it is current.
+docs: $(BIN)
+	./$(BIN) rules --markdown > docs/rules.md
+
 # Regenerate the tracked vmlinux.h from the running kernel's BTF.
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
 
 # Debian packages for building, testing and the demo.
 DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev libxdp-dev \
-	iproute2 python3 python3-scapy python3-pytest tshark tcpdump pkg-config make gcc prometheus
+	iproute2 python3 python3-scapy python3-pytest python3-yaml tshark tcpdump pkg-config make gcc prometheus
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -88,17 +92,13 @@ help:
 	@echo "make            build the BPF object and the roceval CLI"
 	@echo "make deps       install the Debian packages roceval needs (as root)"
 	@echo "make test       run the whole test suite (as root)"
+	@echo "make bench      time the validator per frame against XDP_PASS and zlib (as root)"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
+	@echo "make docs       regenerate docs/rules.md from the rule table"
 	@echo "make clean      remove build output"
 
 # Fuzzing: make fuzz SECONDS=N (tests/fuzz/fuzz.mk).
 include tests/fuzz/fuzz.mk
-
-# The README's first command (as root): roceval attached in a pair of network namespaces,
-# catching faults the generator injects, checked against what it injected (demo/demo.sh).
-demo: deps
-	$(MAKE) all
-	ROCEVAL=$(abspath $(BIN)) bash demo/demo.sh
 
 # `roceval bench` measures against a do-nothing XDP program of its own.
 $(OUTPUT)/bench_pass.bpf.o: bpf/bench_pass.bpf.c vmlinux.h Makefile | $(OUTPUT)
@@ -114,3 +114,9 @@ $(OUTPUT)/cmd_bench.o: $(OUTPUT)/bench_pass.skel.h
 # The performance figures of issue 6 (as root): baseline, headers only, full ICRC, zlib.
 bench: $(BIN)
 	$(abspath $(BIN)) bench
+
+# The README's first command (as root): roceval attached in a pair of network namespaces,
+# catching faults the generator injects, checked against what it injected (demo/demo.sh).
+demo: deps
+	$(MAKE) all
+	ROCEVAL=$(abspath $(BIN)) bash demo/demo.sh
