@@ -134,3 +134,16 @@ def test_icrc_sample(tmp_path, every_length):
     assert r["rules"]["icrc"] == 25
     r = replay_json(path, "--set", "icrc_sample=1")
     assert (r["icrc_bad"], r["icrc_skipped"]) == (100, 0)
+
+
+def test_icrc_sample_across_batches(tmp_path, every_length):
+    """1 in 7 over ~150 replay batches: the countdown is per CPU and replay keeps to one."""
+    frames = []
+    for f, _ in every_length[:2000]:
+        f = bytearray(f)
+        f[-2] ^= 0x01
+        frames.append(bytes(f))
+    path = tmp_path / "sample-batches.pcap"
+    write_pcap(path, frames)
+    r = replay_json(path, "--set", "icrc_sample=7")
+    assert (r["icrc_ok"], r["icrc_bad"], r["icrc_skipped"]) == (0, 2000 // 7, 2000 - 2000 // 7)

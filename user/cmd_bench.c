@@ -187,10 +187,17 @@ static int check_frames(struct roceval_bpf *skel, struct frame *frames, int n)
 {
 	int prog_fd = bpf_program__fd(skel->progs.roceval_xdp);
 	int counters_fd = bpf_map__fd(skel->maps.counters);
+	struct roceval_settings cfg;
 	struct roceval_counters c;
 	double ns;
 	int err;
 
+	settings_defaults(&cfg);
+	err = roceval_settings_write(bpf_map__fd(skel->maps.settings), &cfg);
+	if (err) {
+		pr_warn("Couldn't write the settings map: %s", strerror(-err));
+		return err;
+	}
 	for (int i = 0; i < n; i++) {
 		err = run_prog(prog_fd, &frames[i], 1, &ns);
 		if (err)
