@@ -64,7 +64,7 @@ enum roceval_severity {
 	  "NAK: remote operational error")                                                 \
 	X(NAK_RNR, "nak_rnr", SEV_INFO, "IBA 9.7.5.2.8", "RNR NAK: receiver not ready")      \
 	X(OPCODE_VENDOR, "opcode_vendor", SEV_INFO, "IBA 9.2.1, rocev2.md 2",               \
-	  "manufacturer-specific opcodes 0xC0-0xFF (not validated further)")
+	  "manufacturer-specific opcodes 0xC0-0xFF (only their BTH is checked)")
 
 enum roceval_rule {
 #define ROCEVAL_RULE_ENUM(e, id, sev, ref, desc) RULE_##e,
@@ -92,7 +92,7 @@ enum roceval_rule {
 	X(ICRC_OK, "icrc_ok", "RoCEv2 frames whose ICRC was checked and matched")          \
 	X(ICRC_BAD, "icrc_bad", "RoCEv2 frames whose ICRC was checked and did not match")  \
 	X(ICRC_UNCHECKED, "icrc_unchecked",                                                \
-	  "RoCEv2 frames whose ICRC could not be computed (truncated or IP fragment)")     \
+	  "RoCEv2 frames whose ICRC could not be computed (truncated, IP fragment, or a datagram over 16376 bytes)") \
 	X(ICRC_SKIPPED, "icrc_skipped", "RoCEv2 frames not ICRC-checked because of icrc_sample") \
 	X(DROPPED, "dropped", "frames dropped by enforce mode")                            \
 	X(TRACE_SAMPLES, "trace_samples", "violating frames sent to a running trace")      \

@@ -59,17 +59,17 @@ void counters_print_table(FILE *f, const struct roceval_counters *c, const doubl
 			  const double *rule_rates, int all_rules)
 {
 	for (int i = 0; i < TOTAL__COUNT; i++) {
-		fprintf(f, "  %-16s %14llu", total_ids[i], (unsigned long long)c->total[i]);
+		fprintf(f, "  %-18s %14llu", total_ids[i], (unsigned long long)c->total[i]);
 		if (total_rates)
 			fprintf(f, " %12.1f/s", total_rates[i]);
 		fputc('\n', f);
 	}
-	fprintf(f, "\n  %-16s %14s%s  %-8s %s\n", "rule", "count", total_rates ? "         rate" : "",
+	fprintf(f, "\n  %-18s %14s%s  %-8s %s\n", "rule", "count", total_rates ? "         rate" : "",
 		"severity", "description");
 	for (int i = 0; i < RULE__COUNT; i++) {
 		if (!all_rules && !c->rule[i])
 			continue;
-		fprintf(f, "  %-16s %14llu", rule_ids[i], (unsigned long long)c->rule[i]);
+		fprintf(f, "  %-18s %14llu", rule_ids[i], (unsigned long long)c->rule[i]);
 		if (rule_rates)
 			fprintf(f, " %10.1f/s", rule_rates[i]);
 		fprintf(f, "  %-8s %s\n", severity_name(rule_sevs[i]), rule_descs[i]);

@@ -9,6 +9,9 @@
 
 #define SETTING_KEY(key, syntax, desc) #key,
 const char *const settings_keys[] = { ROCEVAL_SETTINGS(SETTING_KEY) NULL };
+/* "pmtu, pkeys, ..." for error messages, from the same table. */
+#define SETTING_KEY_ITEM(key, syntax, desc) ", " #key
+#define SETTINGS_KEY_LIST (ROCEVAL_SETTINGS(SETTING_KEY_ITEM) + 2)
 
 void settings_defaults(struct roceval_settings *s)
 {
@@ -118,7 +121,7 @@ int settings_set(struct roceval_settings *s, const char *key, const char *value,
 			FAIL("trace_burst=%s: expected a whole number, 1-1000000", value);
 		s->trace_burst = v;
 	} else {
-		FAIL("unknown setting '%s' (see 'roceval help config')", key);
+		FAIL("unknown setting '%s' (settings: %s)", key, SETTINGS_KEY_LIST);
 	}
 	return 0;
 }
