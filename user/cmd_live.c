@@ -27,7 +27,6 @@ extern const struct command cmd_attach, cmd_detach, cmd_status, cmd_stats, cmd_t
 #define MAX_IFACES 64
 
 /* Help texts list the settings from their table, like everything else about settings. */
-#define SETTING_HELP(key, syntax, desc) "  " #key "=" syntax "\n      " desc "\n"
 
 static volatile sig_atomic_t stop;
 
@@ -255,7 +254,7 @@ const struct command cmd_attach = {
 		"                    arguments and --KEY VALUE options\n"
 		"      --flows N     flow table entries (also flows=N), fixed while attached;\n"
 		"                    default 65536, about 200 bytes each\n\n"
-		"Settings (change them later with 'roceval config'):\n" ROCEVAL_SETTINGS(SETTING_HELP) "\n"
+		"Settings (change them later with 'roceval config'):\n" ROCEVAL_SETTINGS(SETTING_HELP_ARG) "\n"
 		"Exit status: 0 attached, 1 it could not be (the reason is printed; nothing is left\n"
 		"behind), 2 bad usage, bad setting or no such interface.\n\n"
 		"Examples:\n"
@@ -629,7 +628,7 @@ const struct command cmd_config = {
 		"next frame on, and the result is printed back.  Every assignment is checked before\n"
 		"any is applied, so a bad value changes nothing.  Without assignments, prints the\n"
 		"current settings.\n\n"
-		"Settings:\n" ROCEVAL_SETTINGS(SETTING_HELP) "\n"
+		"Settings:\n" ROCEVAL_SETTINGS(SETTING_HELP_ARG) "\n"
 		"Examples:\n"
 		"  roceval config eth0 pmtu=1024\n"
 		"  roceval config eth0 enforce=on pkeys=0xffff,0x8001\n",

@@ -32,7 +32,7 @@ static int do_rules(int argc, char **argv)
 		for (int i = 0; i < TOTAL__COUNT; i++)
 			printf("| `%s` | %s |\n", total_ids[i], total_descs[i]);
 		printf("\n## Run-time settings\n\n```\n");
-		settings_usage(stdout, "");
+		settings_usage(stdout);
 		printf("```\n");
 	} else {
 		printf("%-18s %-8s %-28s %s\n", "ID", "SEVERITY", "REFERENCE", "DESCRIPTION");

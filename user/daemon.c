@@ -882,7 +882,6 @@ out:
 	return ret;
 }
 
-#define SETTING_HELP(key, syntax, desc) "  " #key " = " syntax "\n      " desc "\n"
 
 const struct command cmd_daemon = {
 	.name = "daemon",
@@ -936,7 +935,7 @@ const struct command cmd_daemon = {
 		"      where the JSON lines go: stdout (default), nowhere, or appended to FILE\n"
 		"\nRun-time settings, applied to every served interface at start and on reload (only\n"
 		"the keys named; the others keep their current values):\n"
-		ROCEVAL_SETTINGS(SETTING_HELP)
+		ROCEVAL_SETTINGS(SETTING_HELP_CONF)
 		"\nExample:\n"
 		"  # /etc/roceval/roceval.conf\n"
 		"  interface = eth0\n"

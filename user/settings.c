@@ -205,9 +205,7 @@ void settings_print_json(FILE *f, const struct roceval_settings *s)
 	fputc('}', f);
 }
 
-void settings_usage(FILE *f, const char *indent)
+void settings_usage(FILE *f)
 {
-#define SETTING_USAGE(key, syntax, desc) fprintf(f, "%s%s=%s\n%s    %s\n", indent, #key, syntax, indent, desc);
-	ROCEVAL_SETTINGS(SETTING_USAGE)
-#undef SETTING_USAGE
+	fputs(ROCEVAL_SETTINGS(SETTING_HELP_ARG), f);
 }

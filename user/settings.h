@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include "roceval.h"
 
+/* Where a description continues on the next line of help output. */
+#define SETTING_BREAK "\n      "
+
 /*
  * The run-time settings, one row each: the CLI options, `roceval config`,
  * the daemon's config file, `status` and the docs all come from this table.
@@ -12,8 +15,8 @@
  */
 #define ROCEVAL_SETTINGS(X)                                                                     \
 	X(pmtu, "0|256|512|1024|2048|4096",                                                     \
-	  "path MTU: FIRST/MIDDLE payloads must equal it and LAST/ONLY may not exceed it; "     \
-	  "0 (default) accepts any legal PMTU and limits LAST/ONLY to 4096")                    \
+	  "path MTU: FIRST/MIDDLE payloads must equal it, LAST/ONLY may not exceed it;"         \
+	  SETTING_BREAK "0 (default) accepts any legal PMTU and limits LAST/ONLY to 4096")      \
 	X(pkeys, "any|P_KEY[,P_KEY...]",                                                        \
 	  "allowed P_Keys (up to 16, compared on the low 15 bits); default any valid P_Key")    \
 	X(ports, "none|PORT[,PORT...]",                                                         \
@@ -21,13 +24,18 @@
 	X(enforce, "on|off",                                                                    \
 	  "drop RoCEv2 frames that break an error-severity rule; default off (observe only)")   \
 	X(resv6, "ignore|check",                                                                \
-	  "count non-zero BTH Resv6 bits under 'reserved'; default ignore: the byte is outside "\
-	  "the ICRC, so the path may rewrite it, and some NICs set bit 4 on every request")     \
+	  "count non-zero BTH Resv6 bits under 'reserved'; default ignore: the byte is"         \
+	  SETTING_BREAK "outside the ICRC, so the path may rewrite it, and some NICs set bit 4" \
+	  SETTING_BREAK "on every request")                                                     \
 	X(icrc_sample, "N",                                                                     \
 	  "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)")              \
 	X(trace_rate, "N",                                                                      \
 	  "trace samples per second at most, per CPU (token bucket); default 100")              \
 	X(trace_burst, "N", "trace samples allowed in a burst, per CPU; default 100")
+
+/* Help text of the whole table, as command-line and as config-file assignments. */
+#define SETTING_HELP_ARG(key, syntax, desc) "  " #key "=" syntax SETTING_BREAK desc "\n"
+#define SETTING_HELP_CONF(key, syntax, desc) "  " #key " = " syntax SETTING_BREAK desc "\n"
 
 void settings_defaults(struct roceval_settings *s);
 /* 0, or -EINVAL with the reason in err. */
@@ -39,7 +47,7 @@ int settings_assign(struct roceval_settings *s, const char *assignment, char *er
 int settings_format(const struct roceval_settings *s, const char *key, char *buf, size_t len);
 void settings_print(FILE *f, const struct roceval_settings *s, const char *indent);
 void settings_print_json(FILE *f, const struct roceval_settings *s);
-void settings_usage(FILE *f, const char *indent);
+void settings_usage(FILE *f);
 extern const char *const settings_keys[];
 
 #endif
