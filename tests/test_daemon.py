@@ -405,7 +405,7 @@ def test_missing_interface_fails_cleanly(tmp_path):
 def test_help_documents_every_key():
     text = run("help", "daemon", check=True).stdout
     keys = ["interface", "listen", "interval", "mode", "detach_on_exit", "json_log"]
-    keys += re.findall(r"^(\w+)=", run("rules", "--markdown", check=True).stdout, re.M)
+    keys += re.findall(r"^  (\w+)=", run("rules", "--markdown", check=True).stdout, re.M)
     assert len(keys) > 6
     for key in keys:
         assert re.search(rf"^  {key} = ", text, re.M), key
