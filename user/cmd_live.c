@@ -730,7 +730,8 @@ static int top_render_flows(FILE *f, const struct live_iface *li, int rows)
 		return n;
 	fprintf(f, "\n  %-52s %12s %14s %10s\n", "MOST VIOLATING FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
 	top_flow_rows(f, e, n, rows, true);
-	qsort(e, n, sizeof(*e), by_packets);
+	if (n) /* e is NULL for an empty table, which qsort() must not be given */
+		qsort(e, n, sizeof(*e), by_packets);
 	fprintf(f, "\n  %-52s %12s %14s %10s\n", "BUSIEST FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
 	top_flow_rows(f, e, n, rows, false);
 	fprintf(f, "  (%d flow%s in the table)\n", n, n == 1 ? "" : "s");

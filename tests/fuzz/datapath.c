@@ -664,7 +664,7 @@ static struct roceval_bpf *live;
 static struct replay *batch;
 static int live_prog_fd, live_counters_fd, flows_fd;
 static __u32 flow_entries = 64; /* small, so that eviction runs all the time */
-static unsigned long long pushed, violations, per_mode[MODE__COUNT], unexplained;
+static unsigned long long pushed, pushed_base, violations, per_mode[MODE__COUNT], unexplained;
 static struct roceval_counters live_now, batch_base, live_base;
 static struct roceval_counters last; /* counter deltas of the last frame */
 static bool quiet;
@@ -845,6 +845,10 @@ static void compare_batch(enum mode mode)
 		violation(NULL, mode, "the batch program failed: %s", strerror(-err));
 		return;
 	}
+	if (b.total[TOTAL_FRAMES] - batch_base.total[TOTAL_FRAMES] != pushed - pushed_base)
+		violation(NULL, mode, "batch counted %llu frames of %llu sent",
+			  (unsigned long long)(b.total[TOTAL_FRAMES] - batch_base.total[TOTAL_FRAMES]),
+			  pushed - pushed_base);
 	/* Frames under 14 bytes reach only the batch program. */
 	for (int i = 0; i < TOTAL__COUNT; i++) {
 		__u64 db = b.total[i] - batch_base.total[i], dl = live_now.total[i] - live_base.total[i];
@@ -862,6 +866,7 @@ static void compare_batch(enum mode mode)
 	}
 	batch_base = b;
 	live_base = live_now;
+	pushed_base = pushed;
 }
 
 /*
@@ -905,7 +910,7 @@ static void usage(FILE *f)
 		   "Pushes mutated RoCEv2 frames through the roceval XDP object with\n"
 		   "BPF_PROG_TEST_RUN and checks the counter and verdict invariants on every frame.\n\n"
 		   "  -s SECONDS  run this long (default 10)\n"
-		   "  -n FRAMES   stop after this many frames (default: no limit)\n"
+		   "  -n FRAMES   stop at the end of the round (about 2300 frames) that reaches FRAMES\n"
 		   "  -S SEED     random seed (default 1); the same seed pushes the same frames\n"
 		   "  -F ENTRIES  flow table size (default 64, so that flows are evicted often)\n"
 		   "  -q          print only the summary and violations\n\n"
