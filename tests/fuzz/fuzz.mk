@@ -69,8 +69,13 @@ test: fuzz-build
 test: export ROCEVAL_FUZZ_DIR := $(abspath $(OUTPUT))
 
 # The whole test suite once more against a roceval built with ASan and UBSan.
-ASAN_OUTPUT ?= $(OUTPUT)-asan
-.PHONY: test-asan
+# (.out-* is git-ignored: .output gives .out-asan, .out-x gives .out-x-asan)
+ASAN_OUTPUT ?= $(if $(filter .output,$(OUTPUT)),.out-asan,$(OUTPUT)-asan)
+.PHONY: test-asan clean-asan
+clean: clean-asan
+clean-asan:
+	rm -rf $(ASAN_OUTPUT)
+
 test-asan:
 	$(MAKE) OUTPUT=$(ASAN_OUTPUT) BIN=$(ASAN_OUTPUT)/roceval \
 		CC="clang -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
