@@ -322,7 +322,7 @@ static int do_bench(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	enum { NFRAMES = 2 * sizeof(payloads) / sizeof(payloads[0]) };
-	unsigned int repeat = 20000, rounds = 5;
+	unsigned int repeat = 20000, rounds = 9;
 	struct bench_pass_bpf *pass = NULL;
 	struct roceval_bpf *skel = NULL;
 	struct frame *frames;
@@ -408,7 +408,7 @@ const struct command cmd_bench = {
 		"                    icrc_vs_zlib ((full_ns - headers_ns) / zlib_ns) and\n"
 		"                    headers_over_baseline_ns (headers_ns - baseline_ns)\n"
 		"  -r, --repeat N    runs per frame and round (default 20000)\n"
-		"  -n, --rounds N    rounds; the median is reported (default 5)\n\n"
+		"  -n, --rounds N    rounds; the median is reported (default 9)\n\n"
 		"The table adds Mpps/core and Gb/s/core of the full program (1000 / full_ns, and\n"
 		"frame bits / full_ns).  Needs root.  Exit status: 0, 1 when BPF failed, 2 for a\n"
 		"bad option.\n\n"
