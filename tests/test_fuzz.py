@@ -35,12 +35,13 @@ def datapath(*args, timeout):
     return res, [int(g) for g in m.groups()]
 
 
-def test_datapath_fuzz():
+def test_datapath_fuzz(capsys):
     """Every invariant on every frame for ROCEVAL_FUZZ_SECONDS, observe and enforce modes."""
     res, (pushed, observe, enforce, sample, rounds, _, violations) = datapath(
         "-s", str(DATAPATH_SECONDS), "-S", os.environ.get("ROCEVAL_FUZZ_SEED", "1"),
         timeout=DATAPATH_SECONDS + 120)
-    print(res.stdout.strip())
+    with capsys.disabled():  # the figure the issue's closing note reports
+        print("\n" + res.stdout.strip())
     assert violations == 0 and res.returncode == 0, res.stderr[-8000:]
     assert pushed == observe + enforce + sample
     # every mode ran, and the run was not starved: one round is over 2000 frames
@@ -63,7 +64,7 @@ def test_datapath_fuzz_usage():
     assert res.returncode == 2 and "Usage: datapath" in res.stderr
 
 
-@pytest.mark.parametrize("target", ["settings", "pcap", "config", "trace"])
+@pytest.mark.parametrize("target", ["settings", "pcap", "config", "trace", "http"])
 def test_libfuzzer_target(target, tmp_path):
     """Each libFuzzer target runs from its shipped corpus with ASan and UBSan, crash free."""
     corpus = ROOT / "tests" / "fuzz" / "corpus" / target
