@@ -330,7 +330,8 @@ static int do_bench(int argc, char **argv)
 	int opt, err;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jr:n:", opts, NULL)) != -1) {
+	opterr = 0; /* getopt's own message would be a second line */
+	while ((opt = getopt_long(argc, argv, ":jr:n:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
@@ -345,8 +346,12 @@ static int do_bench(int argc, char **argv)
 				return command_usage_error(&cmd_bench, "--rounds %s: expected 1-1000",
 							   optarg);
 			break;
+		case ':':
+			return command_usage_error(&cmd_bench, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return command_usage_error(&cmd_bench, "bad option");
+			if (!strncmp(argv[optind - 1], "--", 2))
+				return command_usage_error(&cmd_bench, "bad option '%s'", argv[optind - 1]);
+			return command_usage_error(&cmd_bench, "unknown option '-%c'", optopt);
 		}
 	}
 	if (optind != argc)
