@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The ICRC's CRC-32 (the Ethernet/zlib polynomial) in BPF, which has no CRC
- * helper.  Slicing-by-8 over 64-bit words in three independent streams,
+ * helper.  Slicing-by-8 over 64-bit words in four independent streams,
  * combined with zero-advance tables (CRC is linear, as in zlib's
- * crc32_combine), so the CPU overlaps three dependency chains.
+ * crc32_combine), so the CPU overlaps four dependency chains: one stream
+ * alone is twice as slow, and the per-byte instruction count, not the
+ * number of streams, is what limits four.
  *
  * The input is laid out so there is no tail to handle.  With the register
  * starting at 0 instead of ~0, leading zero bytes change nothing, and
@@ -14,19 +16,25 @@
  * CRC_LANE boundary, after enough zeros to start on one: the CRC then runs
  * over whole 64-byte lanes only.  icrc_layout() below computes the place.
  *
- * The bulk runs in bpf_loop() callbacks so the verifier checks a block once
- * instead of once per iteration: 9000-byte frames stay well inside its
- * budget.
+ * The bulk runs in bpf_loop() callbacks of 512-byte blocks (each stream
+ * two lanes) so the verifier checks a block once instead of once per
+ * iteration: 9000-byte frames stay well inside its budget.  The 1-7 lanes
+ * in front of the first block go first, in one callback.
  */
 #ifndef ROCEVAL_CRC_BPF_H
 #define ROCEVAL_CRC_BPF_H
 
 #include "crc32_table.h"
 
-#define CRC_LANE 64	/* bytes one stream handles per step */
+#define CRC_LANE 64	/* the layout's unit: the CRC runs over whole lanes */
 #define CRC_ROW 1024	/* bytes per table row in crc32_tables */
-#define CRC_ROW_SHIFT1 8  /* rows advancing a register over CRC_LANE zero bytes */
-#define CRC_ROW_SHIFT2 12 /* ... over 2 * CRC_LANE */
+/* Rows advancing a register over n x CRC_LANE zero bytes (user/gen_crc_tables.c). */
+#define CRC_ROW_ADV1 8
+#define CRC_ROW_ADV2 12
+#define CRC_ROW_ADV3 16
+#define CRC_ROW_ADV4 20
+#define CRC_ROW_ADV6 24
+#define CRC_BLOCK_LANES 8 /* per crc_block_cb(): four streams of two lanes */
 /* Zeroed ahead of the datagram: the largest lead-in, CRC_LANE - 1 + 4 bytes, in words. */
 #define CRC_LEAD_WORDS 9
 
@@ -93,7 +101,7 @@ _Static_assert(CRC32_TABLE_LANE == CRC_LANE, "user/gen_crc_tables.c LANE differs
 			     : "memory");                                                  \
 	})
 
-/* The register c after further zero bytes: CRC_LANE of them from row CRC_ROW_SHIFT1, 2 x from CRC_ROW_SHIFT2. */
+/* The register c after the zero bytes of rows `row` (one of CRC_ROW_ADV*). */
 #define crc_advance(tab, c, row)                                                       \
 	(crc_look(tab, c, 0, row) ^ crc_look(tab, c, 8, (row) + 1) ^                      \
 	 crc_look(tab, c, 16, (row) + 2) ^ crc_look(tab, c, 24, (row) + 3))
@@ -112,50 +120,78 @@ static __always_inline const __u8 *crc_tables(void)
 
 struct crc_state {
 	__u8 *buf;
-	__u32 off; /* bytes before the first triple of lanes */
+	__u32 off; /* bytes before the first block */
 	__u32 crc;
 };
 
+/* n (1-4) lanes at p as n streams, continuing from register crc. */
+#define crc_lanes(tab, p, n, crc)                                                          \
+	({                                                                                 \
+		__u64 __a = (crc), __b = 0, __c = 0, __d = 0;                              \
+		_Pragma("unroll") for (int k = 0; k < CRC_LANE; k += 8)                    \
+		{                                                                          \
+			crc_word(tab, p, k, __a);                                          \
+			if ((n) > 1)                                                       \
+				crc_word(tab, p, k + CRC_LANE, __b);                       \
+			if ((n) > 2)                                                       \
+				crc_word(tab, p, k + 2 * CRC_LANE, __c);                   \
+			if ((n) > 3)                                                       \
+				crc_word(tab, p, k + 3 * CRC_LANE, __d);                   \
+		}                                                                          \
+		(n) == 1 ? __a                                                             \
+		: (n) == 2 ? crc_advance(tab, __a, CRC_ROW_ADV1) ^ __b                     \
+		: (n) == 3 ? crc_advance(tab, __a, CRC_ROW_ADV2) ^                         \
+				     crc_advance(tab, __b, CRC_ROW_ADV1) ^ __c             \
+			   : crc_advance(tab, __a, CRC_ROW_ADV3) ^                         \
+				     crc_advance(tab, __b, CRC_ROW_ADV2) ^                 \
+				     crc_advance(tab, __c, CRC_ROW_ADV1) ^ __d;            \
+	})
+
 /*
- * The one or two lanes in front of the first triple (st->off bytes of
- * them, at the start), as that many streams.
+ * The 1-7 lanes in front of the first block (st->off bytes of them, at the
+ * start), as up to four streams at a time: 5 lanes go as 2 then 3, so only
+ * a frame of one lane has a lone stream.
  */
 static long crc_head_cb(__u32 i, struct crc_state *st)
 {
 	__u8 *p = st->buf;
 	const __u8 *tab = crc_tables();
-	__u64 a = 0, b = 0;
+	__u32 n = st->off / CRC_LANE;
+	__u32 crc;
 
-	if (st->off == CRC_LANE) {
-#pragma unroll
-		for (int k = 0; k < CRC_LANE; k += 8)
-			crc_word(tab, p, k, a);
-		st->crc = a;
-		return 0;
-	}
-#pragma unroll
-	for (int k = 0; k < CRC_LANE; k += 8) {
-		crc_word(tab, p, k, a);
-		crc_word(tab, p, k + CRC_LANE, b);
-	}
-	st->crc = crc_advance(tab, a, CRC_ROW_SHIFT1) ^ b;
+	if (n == 1)
+		crc = crc_lanes(tab, p, 1, 0);
+	else if (n == 2 || n == 5)
+		crc = crc_lanes(tab, p, 2, 0);
+	else if (n == 3 || n == 6)
+		crc = crc_lanes(tab, p, 3, 0);
+	else
+		crc = crc_lanes(tab, p, 4, 0);
+	if (n > 4)
+		crc = crc_lanes(tab, p + ((n - 3) & 7) * CRC_LANE, 3, crc);
+	st->crc = crc;
 	return 0;
 }
 
-/* Three lanes as three streams, then crc(A B C) = adv2(crc(A)) ^ adv1(crc0(B)) ^ crc0(C). */
-static long crc_lanes_cb(__u32 i, struct crc_state *st)
+/*
+ * One block of CRC_BLOCK_LANES lanes: four streams over two lanes each,
+ * then crc(A B C D) = adv6(crc(A)) ^ adv4(crc0(B)) ^ adv2(crc0(C)) ^ crc0(D).
+ */
+static long crc_block_cb(__u32 i, struct crc_state *st)
 {
-	__u8 *p = st->buf + ((st->off + i * 3 * CRC_LANE) & ROCEVAL_SCRATCH_MASK);
+	__u8 *p = st->buf + ((st->off + i * CRC_BLOCK_LANES * CRC_LANE) & ROCEVAL_SCRATCH_MASK);
 	const __u8 *tab = crc_tables();
-	__u64 a = st->crc, b = 0, c = 0;
+	__u64 a = st->crc, b = 0, c = 0, d = 0;
 
 #pragma unroll
-	for (int k = 0; k < CRC_LANE; k += 8) {
+	for (int k = 0; k < 2 * CRC_LANE; k += 8) {
 		crc_word(tab, p, k, a);
-		crc_word(tab, p, k + CRC_LANE, b);
-		crc_word(tab, p, k + 2 * CRC_LANE, c);
+		crc_word(tab, p, k + 2 * CRC_LANE, b);
+		crc_word(tab, p, k + 4 * CRC_LANE, c);
+		crc_word(tab, p, k + 6 * CRC_LANE, d);
 	}
-	st->crc = crc_advance(tab, a, CRC_ROW_SHIFT2) ^ crc_advance(tab, b, CRC_ROW_SHIFT1) ^ c;
+	st->crc = crc_advance(tab, a, CRC_ROW_ADV6) ^ crc_advance(tab, b, CRC_ROW_ADV4) ^
+		  crc_advance(tab, c, CRC_ROW_ADV2) ^ d;
 	return 0;
 }
 
@@ -184,10 +220,10 @@ static __always_inline __u32 icrc_layout(__u8 *area, __u32 dlen)
 static __always_inline __u32 roceval_icrc(__u8 *area, __u32 len)
 {
 	__u32 lanes = len / CRC_LANE;
-	struct crc_state st = { .buf = area, .off = lanes % 3 * CRC_LANE };
+	struct crc_state st = { .buf = area, .off = lanes % CRC_BLOCK_LANES * CRC_LANE };
 
 	bpf_loop(st.off != 0, crc_head_cb, &st, 0);
-	bpf_loop(lanes / 3, crc_lanes_cb, &st, 0);
+	bpf_loop(lanes / CRC_BLOCK_LANES, crc_block_cb, &st, 0);
 	return ~st.crc;
 }
 
