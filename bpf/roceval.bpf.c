@@ -39,12 +39,13 @@ struct frame_info {
 	__u32 aeth;    /* AETH syndrome << 24 | MSN, when the opcode has an AETH */
 	__u8 opcode;
 	__u8 ipv6;
+	__u16 hdr_end;	 /* frame offset where the parsed headers end: a headers-only trace stops here */
 	__u8 has_bth;	 /* the fields above are from a parsed BTH */
 	__u8 headers_ok; /* opcode defined for its transport and all its headers present */
 	__u8 has_reth;
 	__u8 has_aeth;
 	__u8 icrc_checked;
-	__u8 pad[1];
+	__u8 pad[3];
 	__u32 icrc_expected;
 	__u32 icrc_found;
 };
@@ -152,6 +153,7 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 /* What the L2-L4 parse learned about a RoCEv2 frame. */
 struct l4info {
 	__u32 l3;	/* offset of the IP header from the frame start */
+	__u32 l4;	/* offset of the UDP header */
 	__u32 iphl;	/* IP header length (IPv4 with options, or 40) */
 	__u32 iplen;	/* datagram length the IP header claims */
 	__u32 udplen;
@@ -236,6 +238,7 @@ static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct rocev
 
 	if (!is_roce_port(cfg, rd16(h + l4 + 2)))
 		return 0;
+	li->l4 = l4;
 	li->udplen = rd16(h + l4 + 4);
 	return 1;
 }
@@ -320,6 +323,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	s->rules = 0;
 	fi = &s->fi;
 	fi->has_bth = 0;
+	fi->hdr_end = 0;
 	fi->headers_ok = 0;
 	fi->icrc_checked = 0;
 
@@ -334,6 +338,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		return XDP_PASS;
 
 	cnt->total[TOTAL_ROCE]++;
+	fi->hdr_end = li.l4 + UDP_HLEN;
 	if (li.ecn == 3)
 		VIOLATE(ECN_CE);
 	if (li.fragment) {
@@ -393,6 +398,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	fi->dqpn = rd24(buf + bth + 5);
 	fi->psn = rd24(buf + bth + 9);
 	fi->has_bth = 1;
+	fi->hdr_end += ROCE_BTH_LEN;
 	padcnt = (b1 >> 4) & 3;
 	transport = opcode >> 5;
 
@@ -424,6 +430,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 			if (tlen < ROCE_BTH_LEN + ROCE_CNP_RESERVED_LEN + ROCE_ICRC_LEN)
 				goto icrc;
 		}
+		fi->hdr_end += ROCE_CNP_RESERVED_LEN;
 		{
 			__u8 rv = 0;
 
@@ -448,6 +455,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		VIOLATE(TRUNCATED);
 		goto icrc;
 	}
+	fi->hdr_end += hdrs + op->xth_len;
 	/* The transport's own headers: Resv8 in RDETH, DETH and XRCETH. */
 	{
 		__u32 x = (bth + ROCE_BTH_LEN) & 255;

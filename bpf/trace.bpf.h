@@ -123,7 +123,10 @@ static __always_inline void trace_sample(struct xdp_md *ctx, __u32 base, __u32 l
 		return;
 	}
 
-	cap = cfg->trace_snaplen < len ? cfg->trace_snaplen : len;
+	/* snaplen 0: the headers the program parsed, never payload */
+	cap = cfg->trace_snaplen ? cfg->trace_snaplen : s->fi.hdr_end;
+	if (cap > len)
+		cap = len;
 	barrier_var(cap);
 	if (cap > ROCEVAL_MAX_SNAPLEN)
 		cap = ROCEVAL_MAX_SNAPLEN;

@@ -61,7 +61,7 @@ struct roceval_settings {
 	__u16 pkeys[ROCEVAL_MAX_PKEYS]; /* compared on the low 15 bits (the partition) */
 	/* Trace: off unless a `roceval trace` is running, so it costs nothing otherwise. */
 	__u32 trace_on;
-	__u32 trace_snaplen;	 /* bytes of the frame in a sample */
+	__u32 trace_snaplen;	 /* bytes of the frame in a sample; 0: its headers, never payload */
 	__u64 trace_rules;	 /* bit per rule; 0 = any violation */
 	__u32 trace_qpn;	 /* DestQP to sample, or ROCEVAL_ANY_QPN */
 	__u32 trace_addr_family; /* 0 any, 4 or 6 */
@@ -118,7 +118,7 @@ struct roceval_flow {
 
 #define ROCEVAL_DEFAULT_TRACE_RATE 100
 #define ROCEVAL_DEFAULT_TRACE_BURST 100
-#define ROCEVAL_DEFAULT_SNAPLEN 128
+#define ROCEVAL_DEFAULT_SNAPLEN 0 /* headers only */
 #define ROCEVAL_MAX_SNAPLEN 9216
 
 /* One sampled frame on the trace ring buffer, followed by cap_len frame bytes. */

@@ -162,11 +162,14 @@ def test_trace_samples_to_pcapng(netns, pcaps, tmp_path):
         assert "icrc" in s["rules"]
         assert s["icrc_diagnosis"] == "stored byte-swapped"
         assert int(s["icrc_found"], 16) == int.from_bytes(int(s["icrc_expected"], 16).to_bytes(4, "little"), "big")
-        assert s["cap_len"] == min(128, s["frame_len"]) and s["dport"] == 4791
+        # headers only by default: Ethernet, IPv4, UDP, BTH and the opcode's xTH, never payload
+        xth = {"RC ACKNOWLEDGE": 4, "RC SEND_ONLY_WITH_IMMEDIATE": 4, "RC SEND_LAST_WITH_IMMEDIATE": 4,
+               "RC SEND_FIRST": 0}[s["opcode_name"]]
+        assert s["cap_len"] == 14 + 20 + 8 + 12 + xth < s["frame_len"] and s["dport"] == 4791
         assert s["opcode_name"].startswith("RC ")
     assert "3 samples" in stderr
 
-    # Wireshark's reader agrees: three Ethernet frames, cut at 128 bytes, our comment on each
+    # Wireshark's reader agrees: three Ethernet frames, cut after their headers, our comment on each
     res = run("tshark", "-r", out, "-T", "fields", "-e", "frame.number", "-e", "frame.len", "-e",
               "frame.cap_len", "-e", "udp.dstport", "-e", "frame.comment", check=True)
     rows = [r.split("\t") for r in res.stdout.strip().splitlines()]
