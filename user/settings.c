@@ -11,7 +11,7 @@
 const char *const settings_keys[] = { ROCEVAL_SETTINGS(SETTING_KEY) NULL };
 /* "pmtu, pkeys, ..." for error messages, from the same table. */
 #define SETTING_KEY_ITEM(key, syntax, desc) ", " #key
-#define SETTINGS_KEY_LIST (ROCEVAL_SETTINGS(SETTING_KEY_ITEM) + 2)
+#define SETTINGS_KEY_LIST (&(ROCEVAL_SETTINGS(SETTING_KEY_ITEM))[2])
 
 void settings_defaults(struct roceval_settings *s)
 {
