@@ -96,6 +96,26 @@ static int open_ifaces(const char *ifname, struct live_iface *li, int max)
 	return opened ? opened : -1;
 }
 
+/*
+ * The optional IFACE after a live command's options: at most one, root, and
+ * open it (or every attachment here).  Returns the count opened, or minus
+ * the exit status with the reason printed.
+ */
+static int open_iface_arg(const struct command *cmd, int argc, char **argv, struct live_iface *li)
+{
+	const char *ifname = NULL;
+	int n;
+
+	if (optind < argc)
+		ifname = argv[optind++];
+	if (optind < argc)
+		return -command_usage_error(cmd, "one interface at a time ('%s'?)", argv[optind]);
+	if (require_root())
+		return -1;
+	n = open_ifaces(ifname, li, MAX_IFACES);
+	return n < 0 ? -1 : n;
+}
+
 static void close_ifaces(struct live_iface *li, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -469,7 +489,6 @@ static int do_stats(int argc, char **argv)
 	struct sample prev[MAX_IFACES];
 	__u32 top = 20;
 	double interval = 0, tr[TOTAL__COUNT], rr[RULE__COUNT];
-	const char *ifname = NULL;
 	bool json = false, watch = false;
 	int n, opt, err = 0;
 
@@ -502,15 +521,9 @@ static int do_stats(int argc, char **argv)
 			return command_usage_error(&cmd_stats, "bad option");
 		}
 	}
-	if (optind < argc)
-		ifname = argv[optind++];
-	if (optind < argc)
-		return command_usage_error(&cmd_stats, "one interface at a time ('%s'?)", argv[optind]);
-	if (require_root())
-		return 1;
-	n = open_ifaces(ifname, li, MAX_IFACES);
+	n = open_iface_arg(&cmd_stats, argc, argv, li);
 	if (n < 0)
-		return 1;
+		return -n;
 	catch_signals();
 
 	for (int i = 0; i < n && !err; i++) {
@@ -748,7 +761,6 @@ static int do_top(int argc, char **argv)
 	};
 	struct live_iface li[MAX_IFACES];
 	struct sample prev[MAX_IFACES];
-	const char *ifname = NULL;
 	double delay = 1;
 	__u32 iterations = 0, done = 0;
 	bool interactive;
@@ -772,15 +784,9 @@ static int do_top(int argc, char **argv)
 			return command_usage_error(&cmd_top, "bad option");
 		}
 	}
-	if (optind < argc)
-		ifname = argv[optind++];
-	if (optind < argc)
-		return command_usage_error(&cmd_top, "one interface at a time ('%s'?)", argv[optind]);
-	if (require_root())
-		return 1;
-	n = open_ifaces(ifname, li, MAX_IFACES);
+	n = open_iface_arg(&cmd_top, argc, argv, li);
 	if (n < 0)
-		return 1;
+		return -n;
 	catch_signals();
 	interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !tty_make_raw();
 
