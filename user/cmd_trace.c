@@ -30,6 +30,7 @@
 #include "live.h"
 #include "loader.h"
 #include "settings.h"
+#include "wire.h"
 
 extern const struct command cmd_trace;
 
@@ -178,16 +179,6 @@ struct decoded {
 	__u32 ip_len;	  /* its length per the IP header */
 	bool ipv6;
 };
-
-static __u16 get16(const __u8 *p)
-{
-	return (__u16)p[0] << 8 | p[1];
-}
-
-static __u32 get24(const __u8 *p)
-{
-	return (__u32)p[0] << 16 | (__u32)p[1] << 8 | p[2];
-}
 
 static void decode(const __u8 *f, __u32 cap, struct decoded *d)
 {

@@ -4,37 +4,13 @@
 #include "icrc.h"
 #include "pktgen.h"
 #include "roceval_proto.h"
+#include "wire.h"
 
 #define ETH_HLEN 14
 #define VLAN_HLEN 4
 #define IPV4_HLEN 20
 #define IPV6_HLEN 40
 #define UDP_HLEN 8
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static void put24(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 16;
-	p[1] = v >> 8;
-	p[2] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, v >> 32);
-	put32(p + 4, v);
-}
 
 /* The opcode's extended headers, laid out as the opcode table places them. */
 static void put_xth(const struct pkt_spec *s, const struct roce_op *op, uint8_t *x)

@@ -43,6 +43,7 @@
 #include "loader.h"
 #include "replay.h"
 #include "settings.h"
+#include "wire.h"
 
 #define MAX_FRAME 24576 /* beyond ROCEVAL_MAX_DATAGRAM, to reach the unchecked path */
 #define MAX_MUTATIONS 4
@@ -87,32 +88,6 @@ static void note(struct frame *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->how + used, sizeof(f->how) - used, fmt, ap);
 	va_end(ap);
-}
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v;
-}
-
-static void put24(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 16;
-	p[1] = v >> 8;
-	p[2] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v;
-}
-
-static uint32_t get16(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
 }
 
 /* ------------------------------------------------------------------------ */
