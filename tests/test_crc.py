@@ -75,6 +75,13 @@ def every_length():
     return out
 
 
+def flip_byte(data, offset, mask):
+    """A copy of data with the bits of mask flipped in the byte at offset."""
+    f = bytearray(data)
+    f[offset] ^= mask
+    return bytes(f)
+
+
 def test_every_length_matches_zlib(tmp_path, every_length):
     path = tmp_path / "good.pcap"
     write_pcap(path, [f for f, _ in every_length])
@@ -86,11 +93,8 @@ def test_every_length_matches_zlib(tmp_path, every_length):
 
 
 def test_every_length_changed_icrc_byte(tmp_path, every_length):
-    frames = []
-    for i, (f, _) in enumerate(every_length):
-        f = bytearray(f)
-        f[len(f) - 4 + i % 4] ^= 1 << (i % 8)  # each byte of the ICRC in turn
-        frames.append(bytes(f))
+    # each byte of the ICRC in turn
+    frames = [flip_byte(f, len(f) - 4 + i % 4, 1 << (i % 8)) for i, (f, _) in enumerate(every_length)]
     path = tmp_path / "bad-icrc.pcap"
     write_pcap(path, frames)
     r = replay_json(path)
@@ -121,11 +125,7 @@ def test_every_length_changed_covered_byte(tmp_path, every_length):
 
 def test_icrc_sample(tmp_path, every_length):
     """icrc_sample=4: 1 frame in 4 checked, the rest counted as skipped and never judged."""
-    frames = []
-    for f, _ in every_length[:100]:
-        f = bytearray(f)
-        f[-1] ^= 0x80
-        frames.append(bytes(f))
+    frames = [flip_byte(f, -1, 0x80) for f, _ in every_length[:100]]
     path = tmp_path / "sample.pcap"
     write_pcap(path, frames)
     r = replay_json(path, "--set", "icrc_sample=4")
@@ -138,11 +138,7 @@ def test_icrc_sample(tmp_path, every_length):
 
 def test_icrc_sample_across_batches(tmp_path, every_length):
     """1 in 7 over ~150 replay batches: the countdown is per CPU and replay keeps to one."""
-    frames = []
-    for f, _ in every_length[:2000]:
-        f = bytearray(f)
-        f[-2] ^= 0x01
-        frames.append(bytes(f))
+    frames = [flip_byte(f, -2, 0x01) for f, _ in every_length[:2000]]
     path = tmp_path / "sample-batches.pcap"
     write_pcap(path, frames)
     r = replay_json(path, "--set", "icrc_sample=7")

@@ -40,7 +40,7 @@ FUZZ_DEPS_http := user/daemon.c $(OUTPUT)/roceval.skel.h
 FUZZ_SRCS_http := $(FUZZ_SRCS_trace) user/config.c user/prom.c
 
 define fuzz_target
-$(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)
+$(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_input.h $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)
 	$$(call msg,FUZZ-CC,$$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) -o $$@ $(LDLIBS)
 endef

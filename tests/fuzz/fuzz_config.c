@@ -12,11 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <linux/types.h>
 
 #include "config.h"
+#include "fuzz_input.h"
 #include "settings.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -24,15 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct daemon_config c;
 	struct roceval_settings s;
 	char path[64], err[512], msg[256];
-	int fd = memfd_create("roceval.conf", 0), rc;
+	int fd = fuzz_input_file(data, size, path, sizeof(path)), rc;
 
 	if (fd < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	config_defaults(&c);
 	err[0] = '\0';
 	rc = config_load(&c, path, err, sizeof(err));

@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fuzz_input.h"
 
 extern const struct command cmd_replay;
 
@@ -20,15 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64], arg0[] = "replay", arg1[] = "--json";
 	char *argv[] = { arg0, arg1, path, NULL };
-	int fd = memfd_create("capture", 0), rc;
+	int fd = fuzz_input_file(data, size, path, sizeof(path)), rc;
 
 	if (fd < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	rc = cmd_replay.run(3, argv);
 	close(fd);
 	if (rc != 0 && rc != 2) {
