@@ -2,7 +2,9 @@
 """Shared fixtures: the roceval binary, replay helpers, throwaway network namespaces."""
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -10,7 +12,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 ROCEVAL = Path(os.environ.get("ROCEVAL_BIN", ROOT / "roceval"))
+# Real captures are not part of the project: tests that need them find them here, beside the
+# clone, or where ROCEVAL_CAPTURES points, and skip when they are absent.
 CAPTURES = Path(os.environ.get("ROCEVAL_CAPTURES", ROOT.parent / "shared" / "captures"))
+
+
+def real_capture(name):
+    """The real capture CAPTURES/name; skips the calling test, with one reason for all, if absent."""
+    path = CAPTURES / name
+    if not path.is_file():
+        pytest.skip(f"real captures not found at {CAPTURES} (set ROCEVAL_CAPTURES=DIR)")
+    return path
 
 
 def run(*args, check=False, timeout=120, netns=None, **kw):
@@ -45,6 +57,42 @@ def _environment():
         pytest.exit(f"{ROCEVAL} is missing: run 'make' first", returncode=2)
     if not os.path.ismount("/sys/fs/bpf"):
         subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"], check=True)
+
+
+@pytest.fixture(scope="session")
+def made_dir():
+    """A directory for the captures the tests make, readable by the unprivileged user some tests
+    run roceval as (pytest's own temporary directories are private to root)."""
+    path = Path(tempfile.mkdtemp(prefix="roceval-tests-"))
+    try:
+        path.chmod(0o755)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def good_capture(made_dir):
+    """A fault-free RC SEND conversation from `roceval gen`: one QP, so two flows (requests one
+    way, ACKs the other), 1024-byte PMTU, messages of up to four packets, IPv4, no VLAN.  Its
+    first frames are a three-packet SEND (1082 bytes first), an ACK, a SEND_ONLY and an ACK, so
+    they hold long and short frames of both flows.  Returns (path, gen's JSON summary); the
+    summary's "expected" is what replay must count."""
+    path = made_dir / "good.pcap"
+    res = run("gen", "-w", path, "--json", "--quiet", "--seed", "3", "--count", "100", "--qps", "1",
+              "--traffic", "send", "--pmtu", "1024", check=True)
+    path.chmod(0o644)
+    return path, json.loads(res.stdout)
+
+
+@pytest.fixture(scope="session")
+def cnp_capture(made_dir):
+    """One valid CNP (tests/roce.py builds it): the smallest capture replay accepts whole."""
+    import roce
+
+    path = roce.write_pcap(made_dir / "cnp.pcap", [roce.cnp()])
+    path.chmod(0o644)
+    return path
 
 
 class Netns:

@@ -6,9 +6,8 @@ import re
 import pytest
 
 import roce
-from conftest import CAPTURES, ROCEVAL, ROOT, run
+from conftest import ROCEVAL, ROOT, run
 
-CNP_PCAP = CAPTURES / "cnp-connectx4lx-ipv4.pcap"
 TOTALS = ("frames", "roce", "icrc_ok", "icrc_bad", "icrc_unchecked", "icrc_skipped", "dropped",
           "trace_samples", "trace_skipped")
 
@@ -120,26 +119,26 @@ BAD_OPTIONS = [
 
 
 @pytest.mark.parametrize("opts,word", BAD_OPTIONS, ids=[" ".join(o) for o, _ in BAD_OPTIONS])
-def test_bad_option(opts, word):
-    args = list(opts) if opts == ("--pmtu",) else list(opts) + [str(CNP_PCAP)]
+def test_bad_option(opts, word, cnp_capture):
+    args = list(opts) if opts == ("--pmtu",) else list(opts) + [str(cnp_capture)]
     one_error_line(run("replay", *args), 2, word)
 
 
-def test_file_count():
+def test_file_count(cnp_capture):
     one_error_line(run("replay", "--json"), 2, "capture file")
-    one_error_line(run("replay", CNP_PCAP, CNP_PCAP), 2, "one capture")
+    one_error_line(run("replay", cnp_capture, cnp_capture), 2, "one capture")
 
 
-def test_not_root():
+def test_not_root(cnp_capture):
     res = run("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-              ROCEVAL, "replay", "--json", CNP_PCAP)
+              ROCEVAL, "replay", "--json", cnp_capture)
     one_error_line(res, 1, "root")
 
 
 # --- replay: output -------------------------------------------------------------
 
-def test_json_is_one_object_with_every_id():
-    res = run("replay", "--json", CNP_PCAP, check=True)
+def test_json_is_one_object_with_every_id(cnp_capture):
+    res = run("replay", "--json", cnp_capture, check=True)
     assert res.stderr == ""
     assert res.stdout.endswith("}\n") and res.stdout.count("\n") == 1
     r = json.loads(res.stdout)
@@ -151,7 +150,7 @@ def test_json_is_one_object_with_every_id():
     assert (r["frames"], r["roce"], r["icrc_ok"], r["rules"]["cnp"]) == (1, 1, 1, 1)
     # options change what is counted, never the shape
     r2 = json.loads(run("replay", "--json", "--pmtu", "1024", "--pkey", "0xffff", "--port", "1",
-                        "--set", "resv6=check", CNP_PCAP, check=True).stdout)
+                        "--set", "resv6=check", cnp_capture, check=True).stdout)
     assert list(r2["rules"]) == list(r["rules"])
 
 
@@ -164,12 +163,15 @@ def test_pcapng(tmp_path):
     assert {k: v for k, v in r["rules"].items() if v} == {"cnp": 1, "nak_access": 1, "tver": 1}
 
 
-def test_table():
-    res = run("replay", CAPTURES / "rc-send-ack-ipv4.pcap", check=True)
+def test_table(good_capture):
+    path, summary = good_capture
+    want = summary["expected"]
+    res = run("replay", path, check=True)
     assert res.stderr == ""
     out = res.stdout
-    assert out.startswith(f"{CAPTURES / 'rc-send-ack-ipv4.pcap'}: 123 frames")
-    for name, value in (("frames", 123), ("roce", 105), ("icrc_ok", 105), ("icrc_bad", 0)):
+    assert out.startswith(f"{path}: {want['frames']} frames, 2 flows\n")
+    for name in ("frames", "roce", "icrc_ok", "icrc_bad"):
+        value = want[name]
         assert re.search(rf"^\s+{name}\s+{value}$", out, re.M), name
     for rule, _ in header_rules():
         assert re.search(rf"^\s+{rule}\s+0\s", out, re.M), rule
@@ -211,10 +213,10 @@ def test_help_of_each_command(cmd):
     assert run(cmd, "-h", check=True).stdout == res.stdout
 
 
-def test_unique_prefix():
+def test_unique_prefix(cnp_capture):
     full = run("rules", "--json", check=True).stdout
     assert run("rul", "--json", check=True).stdout == full
-    r = json.loads(run("repl", "--json", CNP_PCAP, check=True).stdout)
+    r = json.loads(run("repl", "--json", cnp_capture, check=True).stdout)
     assert r["frames"] == 1
     assert run("help", "repl", check=True).stdout == run("help", "replay", check=True).stdout
 
@@ -225,7 +227,7 @@ def test_ambiguous_prefix():
     one_error_line(run("help", "r"), 2, "ambiguous")
 
 
-@pytest.mark.parametrize("args", [("frobnicate",), ("replayx", str(CNP_PCAP)), ("help", "zzz"),
+@pytest.mark.parametrize("args", [("frobnicate",), ("replayx", "capture.pcap"), ("help", "zzz"),
                                   ("--bogus", "rules")])
 def test_unknown_command(args):
     one_error_line(run(*args), 2)

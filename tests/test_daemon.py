@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CAPTURES, ROCEVAL, ROOT, nonzero_rules, replay_json, run
+from conftest import ROCEVAL, ROOT, nonzero_rules, replay_json, run
 
-CAPTURE = CAPTURES / "rc-send-ack-ipv4.pcap"
 PIN_ROOT = "/sys/fs/bpf/roceval"
 
 # Sends every frame of a pcap out of an interface through AF_PACKET, in order.
@@ -71,10 +70,10 @@ def write_pcap(path, frames):
             f.write(fr)
 
 
-def bad_icrc_frame():
+def bad_icrc_frame(capture):
     """The capture's first RoCEv2 frame sent to another QP: DestQP is covered by the ICRC, which
     no longer matches (a new flow, so no sequence rule fires)."""
-    for fr in read_pcap(CAPTURE):
+    for fr in read_pcap(capture):
         if fr[12:14] == b"\x08\x00" and fr[23] == 17 and fr[36:38] == b"\x12\xb7":
             bth = 14 + 20 + 8
             return fr[:bth + 5] + bytes([fr[bth + 5] ^ 0x80]) + fr[bth + 6:]
@@ -82,11 +81,14 @@ def bad_icrc_frame():
 
 
 @pytest.fixture
-def traffic(tmp_path):
-    """The capture plus one frame with a bad ICRC, and what replay counts for it."""
+def traffic(tmp_path, good_capture):
+    """A fault-free capture plus one frame with a bad ICRC, and what replay counts for it."""
+    capture, summary = good_capture
     pcap = tmp_path / "traffic.pcap"
-    write_pcap(pcap, read_pcap(CAPTURE) + [bad_icrc_frame()])
-    return pcap, replay_json(pcap)
+    write_pcap(pcap, read_pcap(capture) + [bad_icrc_frame(capture)])
+    want = replay_json(pcap)
+    assert want["roce"] == summary["expected"]["roce"] + 1 and want["rules"]["icrc"] == 1
+    return pcap, want
 
 
 def send(ns, pcap):
@@ -213,7 +215,6 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
     assert check.returncode == 0, check.stdout + check.stderr
 
     m = metrics(netns, port)
-    assert want["roce"] == 106 and want["rules"]["icrc"] == 1
     for key in ("roce", "icrc_ok", "icrc_bad", "icrc_unchecked", "dropped"):
         assert m[f"roceval_{key}_total"] == want[key], key
     # the senders' own IPv6 chatter may add frames, never remove any
@@ -234,11 +235,11 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
         f'prog_id="{xdp_prog_id(netns)}"}} 1' in r["body"]
 
     # the JSON lines' deltas add up to what was sent
-    assert wait_for(lambda: sum(j["delta"].get("roce", 0) for j in d.json_lines()) == 106)
+    assert wait_for(lambda: sum(j["delta"].get("roce", 0) for j in d.json_lines()) == want["roce"])
     lines = d.json_lines()
     assert all(j["interface"] == netns.if_rx for j in lines)
     assert sum(j["delta"]["rules"].get("icrc", 0) for j in lines) == 1
-    assert lines[-1]["total"]["roce"] == 106
+    assert lines[-1]["total"]["roce"] == want["roce"]
     assert "psn_gap" not in lines[-1]["total"]["rules"]  # only what moved
 
     assert get(netns, port, "/nope")["status"] == "HTTP/1.1 404 Not Found"
@@ -325,8 +326,10 @@ def test_sighup(netns, daemons, tmp_path, traffic):
     conf = write_conf(tmp_path / "a.conf", netns, port, "pmtu = 2048")
     d = start(daemons, netns, conf, port)
     send(netns, pcap)
-    # a PMTU of 2048 makes the capture's 33 1024-byte SEND_FIRST payloads illegal
-    assert metrics(netns, port)["roceval_rule_payload_length_total"] == 33
+    # a PMTU of 2048 makes the capture's 1024-byte SEND_FIRST and SEND_MIDDLE payloads illegal
+    first_middle = sum(1 for fr in read_pcap(pcap) if fr[42] in (0x00, 0x01))
+    assert first_middle > 0
+    assert metrics(netns, port)["roceval_rule_payload_length_total"] == first_middle
 
     # a broken file: rejected naming its line, the running configuration stays
     conf.write_text(f"interface = {netns.if_rx}\nlisten = 127.0.0.1:{port + 1}\npmtu = 1000\n")
@@ -336,7 +339,7 @@ def test_sighup(netns, daemons, tmp_path, traffic):
     assert d.proc.poll() is None
     send(netns, pcap)
     m = metrics(netns, port)
-    assert m["roceval_rule_payload_length_total"] == 66
+    assert m["roceval_rule_payload_length_total"] == 2 * first_middle
     assert m["roceval_roce_total"] == 2 * want["roce"]
 
     # a good one: new listen address, new setting
@@ -346,7 +349,7 @@ def test_sighup(netns, daemons, tmp_path, traffic):
     d.port = port + 1
     send(netns, pcap)
     m = metrics(netns, port + 1)
-    assert m["roceval_rule_payload_length_total"] == 66
+    assert m["roceval_rule_payload_length_total"] == 2 * first_middle
     assert m["roceval_roce_total"] == 3 * want["roce"]
     res = subprocess.run(["nsenter", f"--net=/run/netns/{netns.rx}", sys.executable, "-c", FETCH,
                           str(port), "GET /metrics HTTP/1.0\\r\\n\\r\\n"], capture_output=True)

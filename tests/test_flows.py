@@ -3,7 +3,7 @@
 import random
 
 import roce
-from conftest import CAPTURES, nonzero_rules, replay_json
+from conftest import nonzero_rules, real_capture, replay_json
 
 A, B = "192.0.2.1", "192.0.2.2"
 PMTU = 1024
@@ -210,6 +210,6 @@ def test_ipv6_flows(tmp_path):
 
 
 def test_shared_captures_have_no_sequence_violations():
-    r = replay_json(CAPTURES / "rc-send-ack-ipv4.pcap", "--pmtu", "1024")
+    r = replay_json(real_capture("rc-send-ack-ipv4.pcap"), "--pmtu", "1024")
     assert nonzero_rules(r) == {}
     assert sorted((f["dqpn"], f["packets"]) for f in r["flows"]) == [(69, 68), (72, 37)]

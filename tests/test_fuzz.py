@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CAPTURES, ROCEVAL, ROOT, run
+from conftest import ROCEVAL, ROOT, run
 
 FUZZ_DIR = Path(os.environ.get("ROCEVAL_FUZZ_DIR", ROCEVAL.parent if ROCEVAL.parent != ROOT
                                else ROOT / ".output"))
@@ -92,9 +92,10 @@ def valgrind(*args):
 
 
 @pytest.fixture(scope="module")
-def bad_captures(tmp_path_factory):
+def bad_captures(tmp_path_factory, good_capture):
     d = tmp_path_factory.mktemp("bad")
-    good = (CAPTURES / "rc-send-ack-ipv4.pcap").read_bytes()
+    good = good_capture[0].read_bytes()
+    assert len(good) > 5000  # cut.pcap below must be cut inside a record
     (d / "garbage.pcap").write_bytes(bytes(range(256)) * 3)
     (d / "empty.pcap").write_bytes(b"")
     (d / "header-only.pcap").write_bytes(good[:24])
@@ -107,12 +108,11 @@ def bad_captures(tmp_path_factory):
 
 @needs_plain_binary
 @pytest.mark.parametrize("case,status", [
-    ("rc-send-ack", 0), ("cnp", 0), ("garbage.pcap", 2), ("empty.pcap", 2),
+    ("good", 0), ("cnp", 0), ("garbage.pcap", 2), ("empty.pcap", 2),
     ("header-only.pcap", 0), ("cut.pcap", 2), ("lying-caplen.pcap", 2)])
-def test_replay_under_valgrind(case, status, bad_captures):
+def test_replay_under_valgrind(case, status, bad_captures, good_capture, cnp_capture):
     """roceval replay on good and damaged captures: the documented exit status, zero reports."""
-    path = {"rc-send-ack": CAPTURES / "rc-send-ack-ipv4.pcap",
-            "cnp": CAPTURES / "cnp-connectx4lx-ipv4.pcap"}.get(case, bad_captures / case)
+    path = {"good": good_capture[0], "cnp": cnp_capture}.get(case, bad_captures / case)
     res = valgrind("replay", "--json", path)
     reports = [l for l in res.stderr.splitlines() if l.startswith("==")]
     assert reports == [], "\n".join(reports[:60])

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CAPTURES, ROCEVAL, nonzero_rules, replay_json, run
+from conftest import ROCEVAL, nonzero_rules, replay_json, run
 
 ROCEVAL_PIN_DIR = Path("/sys/fs/bpf/roceval")
-GOOD = CAPTURES / "rc-send-ack-ipv4.pcap"
 N_BAD = 6
 
 # Sends every frame of a pcap out of an interface through AF_PACKET, in order.
@@ -34,7 +33,8 @@ for i, p in enumerate(rdpcap(sys.argv[2])):
         time.sleep(0.005)  # stay well inside the veth's NAPI backlog
 """
 
-# The first N RoCEv2 frames of a pcap with their ICRC stored byte-swapped, or unmasked.
+# The first N RoCEv2 frames of a pcap with their ICRC stored byte-swapped, or unmasked; with
+# "unmasked", the first frame over 128 bytes and then the first of at most 128.
 MAKE_BAD = r"""
 import sys, zlib
 from scapy.utils import rdpcap, wrpcap
@@ -43,6 +43,8 @@ out = []
 for p in rdpcap(sys.argv[1]):
     b = bytes(p)
     if b[12:14] != b"\x08\x00" or b[23] != 17 or int.from_bytes(b[36:38], "big") != 4791:
+        continue
+    if sys.argv[4] == "unmasked" and (len(b) > 128) != (len(out) == 0):
         continue
     end = 14 + int.from_bytes(b[16:18], "big")
     if sys.argv[4] == "swapped":
@@ -57,16 +59,28 @@ wrpcap(sys.argv[2], out)
 
 
 @pytest.fixture
-def pcaps(tmp_path):
-    """good.pcap (a real capture), bad.pcap (its first frames, ICRC byte-swapped), both.pcap."""
+def pcaps(tmp_path, good_capture):
+    """good (fault-free generated traffic, IPv4, two flows), bad (its first frames, ICRC
+    byte-swapped), both; "roce" is how many RoCEv2 frames good holds."""
+    good, summary = good_capture
     bad = tmp_path / "bad.pcap"
     both = tmp_path / "both.pcap"
-    subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(GOOD), str(bad), str(N_BAD), "swapped"], check=True)
+    subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(good), str(bad), str(N_BAD), "swapped"], check=True)
     subprocess.run(["/usr/bin/python3", "-c",
                     "import sys\nfrom scapy.utils import rdpcap, wrpcap\n"
                     "wrpcap(sys.argv[3], list(rdpcap(sys.argv[1])) + list(rdpcap(sys.argv[2])))",
-                    str(GOOD), str(bad), str(both)], check=True)
-    return {"good": GOOD, "bad": bad, "both": both}
+                    str(good), str(bad), str(both)], check=True)
+    return {"good": good, "bad": bad, "both": both, "roce": summary["expected"]["roce"]}
+
+
+def pcap_frames(path):
+    data = Path(path).read_bytes()
+    frames, off = [], 24
+    while off < len(data):
+        caplen = int.from_bytes(data[off + 8:off + 12], "little")
+        frames.append(data[off + 16:off + 16 + caplen])
+        off += 16 + caplen
+    return frames
 
 
 def send(ns, pcap, tmp_path):
@@ -116,7 +130,7 @@ def assert_same_as_replay(live, want):
 @pytest.mark.parametrize("mode", ["native", "generic"])
 def test_live_counts_equal_replay(netns, pcaps, tmp_path, mode):
     want = replay_json(pcaps["both"])
-    assert want["icrc_bad"] == N_BAD and want["roce"] == 105 + N_BAD  # the test means something
+    assert want["icrc_bad"] == N_BAD and want["roce"] == pcaps["roce"] + N_BAD  # the test means something
 
     attach(netns, "--mode", mode)
     st = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)
@@ -127,7 +141,7 @@ def test_live_counts_equal_replay(netns, pcaps, tmp_path, mode):
     live = wait_roce(netns, want["roce"])
     assert live["interface"] == netns.if_rx
     assert_same_as_replay(live, want)
-    assert set(live["rates"]) == set(want) - {"flows"} and set(live["rates"]["rules"]) == set(want["rules"])
+    assert set(live["rates"]) == set(want) - {"flows", "icrc_all_bad_both_directions"} and set(live["rates"]["rules"]) == set(want["rules"])
     # the flow table too: same flows, packets, bytes and rules per flow
     assert live["flows"] == want["flows"] and len(want["flows"]) == 2
 
@@ -164,7 +178,8 @@ def test_trace_samples_to_pcapng(netns, pcaps, tmp_path):
         assert int(s["icrc_found"], 16) == int.from_bytes(int(s["icrc_expected"], 16).to_bytes(4, "little"), "big")
         # headers only by default: Ethernet, IPv4, UDP, BTH and the opcode's xTH, never payload
         xth = {"RC ACKNOWLEDGE": 4, "RC SEND_ONLY_WITH_IMMEDIATE": 4, "RC SEND_LAST_WITH_IMMEDIATE": 4,
-               "RC SEND_FIRST": 0}[s["opcode_name"]]
+               "RC SEND_ONLY_WITH_INVALIDATE": 4, "RC SEND_LAST_WITH_INVALIDATE": 4, "RC SEND_FIRST": 0,
+               "RC SEND_MIDDLE": 0, "RC SEND_LAST": 0, "RC SEND_ONLY": 0}[s["opcode_name"]]
         assert s["cap_len"] == 14 + 20 + 8 + 12 + xth < s["frame_len"] and s["dport"] == 4791
         assert s["opcode_name"].startswith("RC ")
     assert "3 samples" in stderr
@@ -203,23 +218,26 @@ def test_trace_text_and_filters(netns, pcaps, tmp_path):
     # the text form: one tcpdump-like line per frame
     trace = subprocess.Popen(
         ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--addr",
-         "192.168.70.6", "--count", "1"],
+         "192.0.2.1", "--count", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert "tracing" in trace.stderr.readline()
     send(netns, pcaps["bad"], tmp_path)
     stdout, _ = trace.communicate(timeout=10)
     assert trace.returncode == 0
     assert re.fullmatch(
-        rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} 192\.168\.70\.\d+\.\d+ > 192\.168\.70\.\d+\.4791: RC \w+ "
+        rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} 192\.0\.2\.1\.\d+ > 192\.0\.2\.2\.4791: RC \w+ "
         r"dqpn 0x[0-9a-f]{6} psn \d+, length \d+: icrc\S*; icrc expected 0x[0-9a-f]{8} found 0x[0-9a-f]{8} "
         r"\(stored byte-swapped\)\n", stdout)
-    assert "192.168.70.6" in stdout
+    assert "192.0.2.1" in stdout
 
 
-def test_trace_diagnoses_an_unmasked_icrc(netns, tmp_path):
+def test_trace_diagnoses_an_unmasked_icrc(netns, tmp_path, good_capture):
     unmasked = tmp_path / "unmasked.pcap"
-    subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(GOOD), str(unmasked), "2", "unmasked"], check=True)
+    subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(good_capture[0]), str(unmasked), "2", "unmasked"],
+                   check=True)
     assert nonzero_rules(replay_json(unmasked)).get("icrc") == 2
+    long, short = (len(f) for f in pcap_frames(unmasked))
+    assert long > 128 >= short
     attach(netns)
     why = "would match if the variant fields were not masked"
     for snaplen in ("9216", "128"):
@@ -230,9 +248,9 @@ def test_trace_diagnoses_an_unmasked_icrc(netns, tmp_path):
         send(netns, unmasked, tmp_path)
         stdout, _ = trace.communicate(timeout=10)
         samples = [json.loads(line) for line in stdout.splitlines()]
-        # a 206-byte SEND and a 62-byte ACK: with 128 bytes only the ACK is whole
+        # with 128 bytes only the short frame is whole
         assert [(smp["frame_len"], smp["cap_len"]) for smp in samples] == \
-            [(206, min(206, int(snaplen))), (62, 62)]
+            [(long, min(long, int(snaplen))), (short, short)]
         # the diagnosis needs the whole datagram, so it is only given when the sample holds it
         assert [smp.get("icrc_diagnosis") for smp in samples] == [why if snaplen == "9216" else None, why]
 
@@ -285,16 +303,19 @@ def test_killed_trace_is_taken_over(netns, pcaps, tmp_path):
 def test_config_is_seen_by_the_running_program(netns, pcaps, tmp_path):
     attach(netns)
     send(netns, pcaps["good"], tmp_path)
-    before = wait_roce(netns, 105)
+    before = wait_roce(netns, pcaps["roce"])
     assert nonzero_rules(before) == {}
 
     res = run("config", netns.if_rx, "pmtu=2048", netns=netns.rx, check=True)
     assert re.search(r"^  pmtu +2048$", res.stdout, re.M)
     send(netns, pcaps["good"], tmp_path)
-    after = wait_roce(netns, 210)
-    # replay says 33 SEND_FIRST break payload_length at pmtu 2048: the live program, told at run time, agrees
-    assert replay_json(pcaps["good"], "--pmtu", "2048")["rules"]["payload_length"] == 33
-    assert after["rules"]["payload_length"] == 33
+    after = wait_roce(netns, 2 * pcaps["roce"])
+    # every SEND_FIRST and SEND_MIDDLE carries 1024 bytes, illegal at pmtu 2048; replay counts them,
+    # and the live program, told at run time, agrees
+    first_middle = sum(1 for f in pcap_frames(pcaps["good"]) if f[42] in (0x00, 0x01))
+    assert first_middle > 0
+    assert replay_json(pcaps["good"], "--pmtu", "2048")["rules"]["payload_length"] == first_middle
+    assert after["rules"]["payload_length"] == first_middle
 
     # a bad value is refused with the reason, and nothing changes
     res = run("config", netns.if_rx, "enforce=on", "pmtu=300", netns=netns.rx)

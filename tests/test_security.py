@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import roce
-from conftest import CAPTURES, ROCEVAL, replay_json, run
+from conftest import ROCEVAL, replay_json, run
 
 PIN_ROOT = Path("/sys/fs/bpf/roceval")
 NOBODY = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
@@ -55,7 +55,7 @@ def test_pins_are_root_only(netns):
 # --- privileges ------------------------------------------------------------
 
 PRIVILEGED = [
-    ["replay", CAPTURES / "cnp-connectx4lx-ipv4.pcap"],
+    ["replay", "CNP"],  # the cnp_capture fixture: a capture nobody can read would fail first
     ["attach", "lo"],
     ["detach", "lo"],
     ["status"],
@@ -69,8 +69,8 @@ PRIVILEGED = [
 
 
 @pytest.mark.parametrize("args", PRIVILEGED, ids=lambda a: a[0])
-def test_unprivileged_gets_one_line_and_exit_1(args):
-    res = as_nobody(ROCEVAL, *args)
+def test_unprivileged_gets_one_line_and_exit_1(args, cnp_capture):
+    res = as_nobody(ROCEVAL, *[cnp_capture if a == "CNP" else a for a in args])
     assert (res.returncode, res.stdout, res.stderr) == (1, "", ROOT_LINE)
 
 
