@@ -2,6 +2,7 @@
 /* roceval replay: the live XDP object, run offline over a capture. */
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/in.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,20 @@ static int set_or_usage(struct roceval_settings *cfg, const char *key, const cha
 	if (settings_set(cfg, key, value, err, sizeof(err)))
 		return command_usage_error(&cmd_replay, "%s", err);
 	return 0;
+}
+
+/*
+ * Every ICRC checked failed, and failed both ways between two hosts.  A
+ * receiver silently drops a frame whose ICRC fails, so a conversation whose
+ * frames all fail in both directions could not have gone on as captured:
+ * the capture point saw the frames before the NIC inserted the ICRC, or the
+ * capture path rewrote them.  The verdicts stand; they are about the file.
+ */
+static bool icrc_bad_both_ways(const struct roceval_counters *c, const struct flow_entry *flows,
+			       int nflows, const struct flow_entry **fwd, const struct flow_entry **rev)
+{
+	return !c->total[TOTAL_ICRC_OK] && c->total[TOTAL_ICRC_BAD] &&
+	       flows_icrc_bad_both_ways(flows, nflows, fwd, rev);
 }
 
 static int do_replay(int argc, char **argv)
@@ -148,14 +163,26 @@ static int do_replay(int argc, char **argv)
 		}
 	}
 	if (!err) {
+		const struct flow_entry *fwd, *rev;
+		bool both_ways = icrc_bad_both_ways(&c, flows, nflows, &fwd, &rev);
+
 		if (json) {
 			fputc('{', stdout);
 			counters_print_json_fields(stdout, &c);
-			fputs(", ", stdout);
+			fprintf(stdout, ", \"icrc_all_bad_both_directions\": %s, ", both_ways ? "true" : "false");
 			flows_print_json_array(stdout, flows, nflows, top);
 			fputs("}\n", stdout);
 		} else {
-			printf("%s: %llu frames, %d flows\n\n", path, nframes, nflows);
+			char hosts[2 * INET6_ADDRSTRLEN + 8];
+
+			printf("%s: %llu frames, %d flows\n", path, nframes, nflows);
+			if (both_ways)
+				printf("note: all %llu ICRCs checked failed, both ways between %s: usually a capture "
+				       "taken before the NIC inserts the ICRC, or a capture path that rewrites "
+				       "frames; the bytes in the file are bad, the fabric may be fine\n",
+				       (unsigned long long)c.total[TOTAL_ICRC_BAD],
+				       flow_hosts(&fwd->key, hosts, sizeof(hosts)));
+			putchar('\n');
 			counters_print_table(stdout, &c, NULL, NULL, 1);
 			flows_print_table(stdout, flows, nflows, top);
 		}
@@ -184,7 +211,10 @@ const struct command cmd_replay = {
 		"Options:\n"
 		"  -j, --json          one JSON object on stdout: frames, roce, icrc_ok, icrc_bad,\n"
 		"                      icrc_unchecked, icrc_skipped, dropped, trace_samples,\n"
-		"                      trace_skipped, \"rules\" with every rule id (zeros too) and\n"
+		"                      trace_skipped, \"rules\" with every rule id (zeros too),\n"
+		"                      \"icrc_all_bad_both_directions\" (true when every ICRC\n"
+		"                      checked failed, both ways between two hosts: a capture-path\n"
+		"                      artefact, also said in a note in the table form) and\n"
 		"                      \"flows\": per (source, destination, DestQP) its addresses,\n"
 		"                      packets, bytes, violations and non-zero rule counts, sorted\n"
 		"                      by violations then packets\n"

@@ -62,9 +62,62 @@ int flows_collect(int flows_fd, struct flow_entry **out)
 	return (int)n;
 }
 
+/* Orders flows by (family, source, destination), so the reverse direction can be searched for. */
+static int by_addresses(const void *a, const void *b)
+{
+	const struct roceval_flow_key *x = &(*(const struct flow_entry *const *)a)->key;
+	const struct roceval_flow_key *y = &(*(const struct flow_entry *const *)b)->key;
+	int d = (int)x->ipv6 - (int)y->ipv6;
+
+	if (!d)
+		d = memcmp(x->saddr, y->saddr, sizeof(x->saddr));
+	if (!d)
+		d = memcmp(x->daddr, y->daddr, sizeof(x->daddr));
+	return d;
+}
+
+bool flows_icrc_bad_both_ways(const struct flow_entry *e, int n, const struct flow_entry **fwd,
+			      const struct flow_entry **rev)
+{
+	const struct flow_entry **bad;
+	struct flow_entry want;
+	const struct flow_entry *want_p = &want, **hit;
+	bool found = false;
+	int nbad = 0;
+
+	if (n <= 0 || !(bad = calloc(n, sizeof(*bad))))
+		return false;
+	for (int i = 0; i < n; i++)
+		if (e[i].val.rule[RULE_ICRC])
+			bad[nbad++] = &e[i];
+	qsort(bad, nbad, sizeof(*bad), by_addresses);
+	for (int i = 0; i < nbad && !found; i++) {
+		want.key.ipv6 = bad[i]->key.ipv6;
+		memcpy(want.key.saddr, bad[i]->key.daddr, sizeof(want.key.saddr));
+		memcpy(want.key.daddr, bad[i]->key.saddr, sizeof(want.key.daddr));
+		hit = bsearch(&want_p, bad, nbad, sizeof(*bad), by_addresses);
+		if (hit) {
+			*fwd = bad[i];
+			*rev = *hit;
+			found = true;
+		}
+	}
+	free(bad);
+	return found;
+}
+
 static const char *addr_str(const __u8 *a, bool ipv6, char *buf, size_t len)
 {
 	return inet_ntop(ipv6 ? AF_INET6 : AF_INET, a, buf, len) ? buf : "?";
+}
+
+const char *flow_hosts(const struct roceval_flow_key *k, char *buf, size_t len)
+{
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+
+	snprintf(buf, len, "%s and %s", addr_str(k->saddr, k->ipv6, s, sizeof(s)),
+		 addr_str(k->daddr, k->ipv6, d, sizeof(d)));
+	return buf;
 }
 
 const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len)

@@ -22,6 +22,14 @@ void flow_print_json(FILE *f, const struct flow_entry *e);
 /* `"flows": [...]` with at most `top` flows. */
 void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top);
 void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top);
+/*
+ * Finds two hosts whose frames failed the ICRC in both directions, one flow
+ * each way (*fwd and *rev, into e[]).  Returns false when there are none.
+ */
+bool flows_icrc_bad_both_ways(const struct flow_entry *e, int n, const struct flow_entry **fwd,
+			      const struct flow_entry **rev);
+/* "192.0.2.1 and 192.0.2.2": the two hosts of a flow */
+const char *flow_hosts(const struct roceval_flow_key *k, char *buf, size_t len);
 /* "192.0.2.1 > 192.0.2.2 qp 0x45" */
 const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len);
 /* Flow table entries for the next roceval_load() (default ROCEVAL_DEFAULT_FLOWS). */
