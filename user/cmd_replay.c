@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "common.h"
+#include "cooked.h"
 #include "counters.h"
 #include "flows.h"
 #include "replay.h"
@@ -53,6 +54,7 @@ static int do_replay(int argc, char **argv)
 	char errbuf[PCAP_ERRBUF_SIZE], ports[64] = "";
 	struct pcap_pkthdr *hdr;
 	const unsigned char *data;
+	struct to_ether conv;
 	struct replay *r = NULL;
 	struct flow_entry *flows = NULL;
 	__u32 top = 20, flow_entries = ROCEVAL_DEFAULT_FLOWS;
@@ -129,9 +131,10 @@ static int do_replay(int argc, char **argv)
 			pr_warn("%s: %s", path, errbuf);
 		return EXIT_USAGE;
 	}
-	if (pcap_datalink(pcap) != DLT_EN10MB) {
-		pr_warn("%s: link type %s is not Ethernet; roceval reads Ethernet captures only", path,
-			pcap_datalink_val_to_name(pcap_datalink(pcap)) ?: "unknown");
+	if (!to_ether_supported(pcap_datalink(pcap))) {
+		pr_warn("%s: link type %s is not Ethernet; roceval reads Ethernet and Linux cooked "
+			"(LINUX_SLL, LINUX_SLL2) captures only",
+			path, pcap_datalink_val_to_name(pcap_datalink(pcap)) ?: "unknown");
 		pcap_close(pcap);
 		return EXIT_USAGE;
 	}
@@ -145,12 +148,22 @@ static int do_replay(int argc, char **argv)
 		pcap_close(pcap);
 		return 1;
 	}
+	to_ether_init(&conv, pcap_datalink(pcap));
 	while ((ret = pcap_next_ex(pcap, &hdr, &data)) == 1) {
-		err = replay_frame(r, data, hdr->caplen);
+		__u32 caplen = hdr->caplen, wirelen = hdr->len;
+
+		data = to_ether_frame(&conv, data, &caplen, &wirelen);
+		if (!data) {
+			pr_warn("Couldn't allocate a frame buffer: %s", strerror(ENOMEM));
+			err = -ENOMEM;
+			break;
+		}
+		err = replay_frame(r, data, caplen);
 		if (err)
 			break;
 		nframes++;
 	}
+	to_ether_free(&conv);
 	if (!err)
 		err = replay_flush(r);
 	if (!err)
@@ -204,10 +217,13 @@ const struct command cmd_replay = {
 	.name = "replay",
 	.args = "[--json] [--top N] [--flows N] [--pmtu N] [--pkey LIST] [--port N]... [--set KEY=VALUE]... FILE",
 	.summary = "validate a pcap or pcapng capture offline with the same XDP program",
-	.help = "Runs every frame of FILE (Ethernet link type) through the roceval XDP object with\n"
-		"BPF_PROG_TEST_RUN, in capture order, and prints the counters.  What it reports is\n"
-		"exactly what the program would have counted on a live interface: sequence state\n"
-		"(PSN, message order, MSN) is kept across the frames of the capture.\n\n"
+	.help = "Runs every frame of FILE through the roceval XDP object with BPF_PROG_TEST_RUN,\n"
+		"in capture order, and prints the counters.  What it reports is exactly what the\n"
+		"program would have counted on a live interface: sequence state (PSN, message\n"
+		"order, MSN) is kept across the frames of the capture.\n\n"
+		"FILE is Ethernet, or Linux cooked as `tcpdump -i any` writes it (LINUX_SLL2, or\n"
+		"LINUX_SLL): a cooked frame gets an Ethernet header with the cooked protocol as\n"
+		"EtherType and the sender's MAC when the cooked address is one, else zeros.\n\n"
 		"Options:\n"
 		"  -j, --json          one JSON object on stdout: frames, roce, icrc_ok, icrc_bad,\n"
 		"                      icrc_unchecked, icrc_skipped, dropped, trace_samples,\n"
@@ -226,8 +242,8 @@ const struct command cmd_replay = {
 		"  -p, --port N        also validate UDP port N as RoCEv2 (repeatable, up to 4)\n"
 		"  -s, --set KEY=VAL   any run-time setting, as 'roceval config' takes them\n\n"
 		"Exit status: 0 when the capture was read whole, 1 when BPF failed, 2 for a bad\n"
-		"option, an unreadable or non-Ethernet file, or a capture damaged part way (the\n"
-		"counters for the frames before the damage are still printed).\n\n"
+		"option, an unreadable file or one of another link type, or a capture damaged\n"
+		"part way (the counters for the frames before the damage are still printed).\n\n"
 		"Example:\n"
 		"  roceval replay --json --pmtu 1024 rc-send-ack-ipv4.pcap\n",
 	.run = do_replay,

@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Linux cooked captures (LINUX_SLL, LINUX_SLL2: `tcpdump -i any`) replay as their Ethernet originals."""
+import json
+import signal
+import struct
+import subprocess
+import time
+
+import pytest
+
+import roce
+from conftest import replay_json, run
+
+SLL, SLL2 = 113, 276
+FAULTS = ("--corrupt-icrc", "1%", "--flip-invariant", "1%", "--drop", "1%", "--duplicate", "1%",
+          "--bad-opcode", "1%", "--bad-pad", "1%", "--se-misuse", "1%", "--mutate-variant", "2%")
+
+
+def pcap_records(path):
+    """(caplen bytes, wire length) of every record of a little-endian microsecond pcap."""
+    data = path.read_bytes()
+    assert data[:4] == b"\xd4\xc3\xb2\xa1"
+    out, off = [], 24
+    while off < len(data):
+        caplen, wire = struct.unpack_from("<II", data, off + 8)
+        out.append((data[off + 16:off + 16 + caplen], wire))
+        off += 16 + caplen
+    return out
+
+
+def cooked(frame, linktype, *, proto=None, strip_vlan=False, halen=6):
+    """An Ethernet frame as the kernel hands it to a cooked capture: the link header replaced by
+    the cooked one (pcap/sll.h), the sender's MAC in the address field."""
+    src, etype, body = frame[6:12], struct.unpack_from(">H", frame, 12)[0], frame[14:]
+    if strip_vlan and etype in (0x8100, 0x88A8):
+        etype, body = struct.unpack_from(">H", body, 2)[0], body[4:]
+    etype = etype if proto is None else proto
+    addr = (src if halen == 6 else bytes(halen))[:8].ljust(8, b"\0")
+    if linktype == SLL:
+        # packet type 0 (to us), ARPHRD_ETHER, address length, address, protocol
+        return struct.pack(">HHH8sH", 0, 1, halen, addr, etype) + body
+    # protocol, reserved, interface index, ARPHRD_ETHER, packet type, address length, address
+    return struct.pack(">HHIHBB8s", etype, 0, 3, 1, 0, halen, addr) + body
+
+
+def write(path, linktype, records, pcapng=False):
+    if pcapng:
+        path.write_bytes(roce.pcapng_bytes(records, linktype=linktype))
+    else:
+        roce.write_pcap(path, records, linktype=linktype)
+    return path
+
+
+def without_flows(r):
+    return {k: v for k, v in r.items() if k != "flows"}
+
+
+@pytest.fixture(scope="module")
+def original(tmp_path_factory):
+    """A faulty conversation over IPv4 and IPv6 (frames of every size, psn and sequence faults),
+    and one over a VLAN: Ethernet captures from `roceval gen`."""
+    d = tmp_path_factory.mktemp("cooked")
+    plain, vlan = d / "plain.pcap", d / "vlan.pcap"
+    run("gen", "-w", plain, "--quiet", "--seed", "17", "--count", "3000", "-f", "mixed", "--pmtu", "1024",
+        *FAULTS, check=True)
+    run("gen", "-w", vlan, "--quiet", "--seed", "18", "--count", "1000", "-f", "mixed", "--vlan", "7",
+        *FAULTS, check=True)
+    return {"plain": plain, "vlan": vlan}
+
+
+@pytest.mark.parametrize("pcapng", [False, True], ids=["pcap", "pcapng"])
+@pytest.mark.parametrize("linktype", [SLL, SLL2], ids=["LINUX_SLL", "LINUX_SLL2"])
+def test_cooked_counts_equal_ethernet(tmp_path, original, linktype, pcapng):
+    want = replay_json(original["plain"], "--pmtu", "1024")
+    assert want["icrc_bad"] > 0 and want["rules"]["psn_gap"] > 0 and want["rules"]["pad"] > 0
+    assert want["roce"] > 2900  # the test means something
+    frames = [f for f, _ in pcap_records(original["plain"])]
+    path = write(tmp_path / "c.cap", linktype, [cooked(f, linktype) for f in frames], pcapng)
+    got = replay_json(path, "--pmtu", "1024")
+    # every total and rule, and every flow with its packets and bytes
+    assert got == want
+
+
+@pytest.mark.parametrize("linktype", [SLL, SLL2], ids=["LINUX_SLL", "LINUX_SLL2"])
+def test_cooked_vlan(tmp_path, original, linktype):
+    """A tag the capture kept (protocol 0x8100, TCI in the data) comes out as the tagged frame;
+    one the kernel took off comes out untagged; both validate like the original."""
+    want = replay_json(original["vlan"])
+    assert want["roce"] > 900 and want["icrc_bad"] > 0
+    frames = [f for f, _ in pcap_records(original["vlan"])]
+    assert all(f[12:14] == b"\x81\x00" for f in frames)
+    kept = write(tmp_path / "kept.pcap", linktype, [cooked(f, linktype) for f in frames])
+    assert replay_json(kept) == want
+    stripped = write(tmp_path / "stripped.pcap", linktype, [cooked(f, linktype, strip_vlan=True) for f in frames])
+    got = replay_json(stripped)
+    # bytes per flow are 4 fewer a frame without the tag; everything else is the same
+    assert without_flows(got) == without_flows(want)
+    assert [(f["src"], f["dst"], f["dqpn"], f["packets"], f["rules"]) for f in got["flows"]] == \
+        [(f["src"], f["dst"], f["dqpn"], f["packets"], f["rules"]) for f in want["flows"]]
+    assert sum(f["bytes"] for f in got["flows"]) == sum(f["bytes"] for f in want["flows"]) - 4 * want["roce"]
+
+
+@pytest.mark.parametrize("linktype", [SLL, SLL2], ids=["LINUX_SLL", "LINUX_SLL2"])
+def test_cooked_odd_records(tmp_path, linktype):
+    """Records that are not Ethernet-II RoCE are counted as frames and left alone."""
+    def good(qp):  # a flow of its own each: no sequence rule applies
+        return roce.roce(roce.opcode(roce.RC, "SEND_ONLY"), 8, dqpn=qp)
+
+    records = [
+        cooked(good(1), linktype),                # RoCE, valid
+        cooked(good(2), linktype, proto=0x0004),  # Linux's 802.2 LLC protocol number
+        cooked(good(3), linktype, proto=0x0000),  # a netlink family, say
+        cooked(good(4), linktype, proto=0x88CC),  # LLDP
+        cooked(good(5), linktype, halen=0),       # no link-layer address (a tunnel)
+        cooked(good(6), linktype, halen=8),       # an address that is no MAC: zero MAC
+        cooked(good(7), linktype)[:10],           # shorter than the cooked header
+        cooked(good(8), linktype)[:(16 if linktype == SLL else 20) + 1],  # header and one byte
+        cooked(good(9), linktype)[:-6],           # cut inside the ICRC
+    ]
+    r = replay_json(write(tmp_path / "odd.pcap", linktype, records))
+    assert (r["frames"], r["roce"], r["icrc_ok"], r["icrc_unchecked"]) == (9, 4, 3, 1)
+    assert {k: v for k, v in r["rules"].items() if v} == {"truncated": 1}
+
+
+def test_cooked_and_ethernet_only(tmp_path):
+    """Any other link type keeps its one-line refusal, naming the types replay reads."""
+    path = roce.write_pcap(tmp_path / "raw.pcap", [roce.cnp()[14:]], linktype=101)
+    res = run("replay", path)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == (f"roceval: {path}: link type RAW is not Ethernet; roceval reads Ethernet and "
+                          "Linux cooked (LINUX_SLL, LINUX_SLL2) captures only\n")
+
+
+def tcpdump_any(netns, path, *opts):
+    """tcpdump -i any inside the receiving namespace, started and ready."""
+    # Immediate mode: every frame is written as it comes, none waits in a ring block at SIGINT.
+    # A snaplen above the largest frame (1024-byte PMTU) but far below the default keeps the
+    # ring's slots small, and a 32 MiB ring holds the whole run: the kernel drops nothing.
+    proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", "tcpdump", "-i", "any", "-U", "-n",
+                             "--immediate-mode", "-s", "2048", "-B", "32768", "-w", str(path), *opts,
+                             "udp", "port", "4791"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    while not lines or "listening on any" not in lines[-1]:
+        lines.append(proc.stderr.readline())
+        assert lines[-1] and len(lines) < 5, lines
+    return proc
+
+
+def stop(proc):
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert "\n0 packets dropped by kernel" in err, err
+    return int(err.split(" packets captured")[0].split()[-1])
+
+
+@pytest.mark.parametrize("vlan", [(), ("--vlan", "7")], ids=["untagged", "vlan"])
+@pytest.mark.parametrize("opts,linktype", [((), SLL2), (("-y", "LINUX_SLL"), SLL)],
+                         ids=["LINUX_SLL2", "LINUX_SLL"])
+def test_tcpdump_any_of_generated_traffic(netns, tmp_path, opts, linktype, vlan):
+    """`roceval gen` sends a faulty conversation over a veth; `tcpdump -i any` on the far side
+    captures it; replay of that cooked capture counts exactly what replay of gen's own Ethernet
+    capture of the same seed counts (the VLAN tag, which the receiving veth takes off, is put
+    back by libpcap or not: the counts do not depend on it)."""
+    args = ("--seed", "23", "--count", "1500", "-f", "mixed", "--pmtu", "1024", *vlan, *FAULTS)
+    orig = tmp_path / "orig.pcap"
+    summary = json.loads(run("gen", "-w", orig, "--json", "--quiet", *args, check=True).stdout)
+    cap = tmp_path / "any.pcap"
+    proc = tcpdump_any(netns, cap, *opts)
+    try:
+        run("gen", "-i", netns.if_tx, "--quiet", "--rate", "20000", *args, netns=netns.tx, check=True)
+    finally:
+        captured = stop(proc)
+    assert captured == summary["frames"]
+    assert struct.unpack_from("<I", cap.read_bytes(), 20)[0] == linktype
+    got, want = replay_json(cap, "--pmtu", "1024"), replay_json(orig, "--pmtu", "1024")
+    first = pcap_records(cap)[0][0]
+    proto = first[14:16] if linktype == SLL else first[0:2]
+    if not vlan or proto == b"\x81\x00":
+        assert got == want
+    else:
+        # the tag is gone (libpcap puts it back in LINUX_SLL only): 4 bytes fewer a frame
+        assert without_flows(got) == without_flows(want)
+        for g, w in zip(got["flows"], want["flows"], strict=True):
+            assert g == dict(w, bytes=w["bytes"] - 4 * w["packets"])

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <stdlib.h>
+#include <string.h>
+#include <pcap/pcap.h>
+
+#include "cooked.h"
+
+#ifndef DLT_LINUX_SLL2
+#define DLT_LINUX_SLL2 276
+#endif
+
+#define ETH_ALEN 6
+#define ETH_HLEN 14
+
+/*
+ * Where the fields are in the two cooked headers (libpcap's pcap/sll.h,
+ * all big-endian): LINUX_SLL is packet type, ARPHRD type, address length,
+ * 8 address bytes, protocol (16 bytes); LINUX_SLL2 is protocol, reserved,
+ * interface index, ARPHRD type, packet type, address length, 8 address
+ * bytes (20 bytes).
+ */
+struct cooked_layout {
+	unsigned int hdr_len, proto_off, halen_off, halen_size, addr_off;
+};
+
+static const struct cooked_layout sll = { 16, 14, 4, 2, 6 };
+static const struct cooked_layout sll2 = { 20, 0, 11, 1, 12 };
+
+bool to_ether_supported(int dlt)
+{
+	return dlt == DLT_EN10MB || dlt == DLT_LINUX_SLL || dlt == DLT_LINUX_SLL2;
+}
+
+void to_ether_init(struct to_ether *t, int dlt)
+{
+	memset(t, 0, sizeof(*t));
+	t->dlt = dlt;
+}
+
+const unsigned char *to_ether_frame(struct to_ether *t, const unsigned char *data, __u32 *caplen,
+				    __u32 *wirelen)
+{
+	const struct cooked_layout *l;
+	unsigned char *eth;
+	unsigned int halen;
+	__u32 body;
+
+	if (t->dlt == DLT_EN10MB)
+		return data;
+	l = t->dlt == DLT_LINUX_SLL ? &sll : &sll2;
+	if (*caplen < l->hdr_len) {
+		*caplen = 0;
+		*wirelen = *wirelen > l->hdr_len ? *wirelen - l->hdr_len : 0;
+		return data;
+	}
+	body = *caplen - l->hdr_len;
+	/* A cooked header is longer than Ethernet's: the frame never outgrows the record. */
+	if (t->size < *caplen) {
+		unsigned char *grown = realloc(t->buf, *caplen);
+
+		if (!grown)
+			return NULL;
+		t->buf = grown;
+		t->size = *caplen;
+	}
+	eth = t->buf;
+	memset(eth, 0, 2 * ETH_ALEN);
+	/* The address is the sender's link-layer address: a source MAC when it has a MAC's length. */
+	halen = l->halen_size == 2 ? (data[l->halen_off] << 8 | data[l->halen_off + 1]) : data[l->halen_off];
+	if (halen == ETH_ALEN)
+		memcpy(eth + ETH_ALEN, data + l->addr_off, ETH_ALEN);
+	/*
+	 * The protocol becomes the EtherType as it is.  A VLAN tag the kernel
+	 * left in the data keeps its 0x8100 here and its TCI after it, so the
+	 * frame comes out tagged; Linux's own protocol numbers (below 0x600:
+	 * 802.2 LLC, raw 802.3, CAN, netlink...) read as an 802.3 length, which
+	 * the program passes as not RoCE.
+	 */
+	memcpy(eth + 2 * ETH_ALEN, data + l->proto_off, 2);
+	memcpy(eth + ETH_HLEN, data + l->hdr_len, body);
+	*caplen = ETH_HLEN + body;
+	*wirelen = *wirelen >= l->hdr_len ? *wirelen - l->hdr_len + ETH_HLEN : *caplen;
+	return eth;
+}
+
+void to_ether_free(struct to_ether *t)
+{
+	free(t->buf);
+	t->buf = NULL;
+	t->size = 0;
+}
