@@ -24,6 +24,73 @@ static int set_or_usage(struct roceval_settings *cfg, const char *key, const cha
 	return 0;
 }
 
+/*
+ * The length of the frame as its L3 header tells it: Ethernet, up to two
+ * VLAN tags, then the IP total length (IPv4), 40 + payload length (IPv6) or
+ * 40 + PayLen (a RoCEv1 GRH).  0 when the captured bytes do not say.
+ */
+static __u32 claimed_len(const unsigned char *d, __u32 caplen)
+{
+	__u32 off = 12;
+	__u16 proto;
+
+	for (int i = 0; i < 3; i++) {
+		if (off + 2 > caplen)
+			return 0;
+		proto = d[off] << 8 | d[off + 1];
+		if (proto != 0x8100 && proto != 0x88A8)
+			break;
+		off += 4;
+	}
+	off += 2;
+	if (proto == 0x0800 && off + 4 <= caplen)
+		return off + (d[off + 2] << 8 | d[off + 3]);
+	if ((proto == 0x86DD || proto == ROCE_ETH_P_ROCEV1) && off + 6 <= caplen)
+		return off + 40 + (d[off + 4] << 8 | d[off + 5]);
+	return 0;
+}
+
+/*
+ * Some capture paths cut frames and record the cut length as the wire
+ * length too, so the record alone says the frame was short on the wire.
+ * One such record may be a frame really cut on the way; but when a
+ * capture's longest records all stop at one length, many times over, while
+ * their IP lengths say more, that length is a snap length the capture did
+ * not record.  Returns that length, or 0.
+ */
+#define SNAP_UNRECORDED_MIN 8
+
+static __u32 unrecorded_snaplen(const char *path)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *hdr;
+	const unsigned char *data;
+	unsigned long long cut = 0;
+	bool whole = false;
+	__u32 longest = 0;
+	pcap_t *pcap = pcap_open_offline(path, errbuf);
+
+	if (!pcap)
+		return 0;
+	while (pcap_next_ex(pcap, &hdr, &data) == 1) {
+		__u32 claim = claimed_len(data, hdr->caplen);
+
+		if (hdr->caplen > longest) {
+			longest = hdr->caplen;
+			cut = 0;
+			whole = false;
+		}
+		if (hdr->caplen != longest)
+			continue;
+		if (hdr->len == hdr->caplen && claim > hdr->caplen)
+			cut++;
+		else
+			whole = true;
+	}
+	pcap_close(pcap);
+	return cut >= SNAP_UNRECORDED_MIN && !whole ? longest : 0;
+}
+
 static int do_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -46,7 +113,8 @@ static int do_replay(int argc, char **argv)
 	const char *path;
 	pcap_t *pcap;
 	int opt, ret, err = 0;
-	unsigned long long nframes = 0;
+	unsigned long long nframes = 0, nunrecorded = 0;
+	__u32 snap_unrecorded;
 
 	settings_defaults(&cfg);
 	optind = 1;
@@ -124,6 +192,7 @@ static int do_replay(int argc, char **argv)
 		pcap_close(pcap);
 		return 1;
 	}
+	snap_unrecorded = unrecorded_snaplen(path);
 	roceval_set_flow_entries(flow_entries);
 	r = replay_new(&cfg);
 	if (!r) {
@@ -131,7 +200,14 @@ static int do_replay(int argc, char **argv)
 		return 1;
 	}
 	while ((ret = pcap_next_ex(pcap, &hdr, &data)) == 1) {
-		err = replay_frame(r, data, hdr->caplen);
+		__u32 wire = hdr->len;
+
+		if (snap_unrecorded && hdr->caplen == snap_unrecorded && hdr->len == hdr->caplen &&
+		    claimed_len(data, hdr->caplen) > hdr->caplen) {
+			wire = ROCEVAL_WIRE_UNKNOWN;
+			nunrecorded++;
+		}
+		err = replay_frame(r, data, hdr->caplen, wire);
 		if (err)
 			break;
 		nframes++;
@@ -155,7 +231,17 @@ static int do_replay(int argc, char **argv)
 			flows_print_json_array(stdout, flows, nflows, top);
 			fputs("}\n", stdout);
 		} else {
-			printf("%s: %llu frames, %d flows\n\n", path, nframes, nflows);
+			printf("%s: %llu frames, %d flows\n", path, nframes, nflows);
+			if (c.total[TOTAL_SNAPPED])
+				printf("snapped: %llu of the %llu frames were cut by the capture, not on the wire:"
+				       " judged on the bytes kept, ICRC not checked\n",
+				       (unsigned long long)c.total[TOTAL_SNAPPED], nframes);
+			if (nunrecorded)
+				printf("snapped: %llu frames stop at %u bytes, the capture's longest, though their"
+				       " IP lengths say more: the capture cut them and recorded the cut as their"
+				       " wire length\n",
+				       nunrecorded, snap_unrecorded);
+			putchar('\n');
 			counters_print_table(stdout, &c, NULL, NULL, 1);
 			flows_print_table(stdout, flows, nflows, top);
 		}

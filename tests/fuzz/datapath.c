@@ -20,7 +20,8 @@
  *    its size.
  *
  * Seeds are valid frames of every opcode of every transport (built from
- * roce_ops[]), IPv4 and IPv6, 0-2 VLAN tags.  Everything is derived from
+ * roce_ops[]; the RD range laid out as mlx5 DC, the default), IPv4 and
+ * IPv6, 0-2 VLAN tags.  Everything is derived from
  * the seed given with -S, so a reported frame can be reproduced.
  */
 #include <errno.h>
@@ -280,7 +281,7 @@ static void build_seed(struct frame *f, const struct seed *sd)
 		xth = ROCE_CNP_RESERVED_LEN;
 	} else {
 		op = &roce_ops[sd->opcode & 0x1F];
-		hdrs = roce_transport_hdr_len(transport, op->flags);
+		hdrs = roce_transport_hdr_len(transport, sd->opcode, op->flags, 1); /* rd=dc, the default */
 		xth = op->xth_len;
 		payload = pick_payload(op, sd->pmtu);
 		pad = (4 - payload % 4) % 4;
@@ -707,7 +708,7 @@ static void push(const struct frame *f, enum mode mode)
 
 	memset(d, 0, sizeof(*d));
 	expect_frame(f->d, f->len, &e);
-	err = replay_frame(batch, f->d, f->len);
+	err = replay_frame(batch, f->d, f->len, f->len);
 	if (err) {
 		violation(f, mode, "the batch program refused the frame: %s", strerror(-err));
 		return;
