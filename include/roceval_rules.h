@@ -22,7 +22,7 @@ enum roceval_severity {
 	X(ICRC, "icrc", SEV_ERROR, "IBA A17.4.2, rocev2.md 5",                             \
 	  "ICRC mismatch: an invariant field changed on the way or the sender computed it wrongly") \
 	X(TRUNCATED, "truncated", SEV_ERROR, "rocev2.md 1",                                 \
-	  "frame shorter than its IP/UDP lengths, or than the headers its opcode needs")  \
+	  "frame (as long as it was on the wire) shorter than its IP/UDP or GRH lengths, or than the headers its opcode needs") \
 	X(IP_FRAGMENT, "ip_fragment", SEV_WARNING, "rocev2.md 1",                           \
 	  "first fragment of a fragmented IP datagram to a RoCEv2 port (cannot be validated)") \
 	X(TVER, "tver", SEV_ERROR, "IBA 9.2, rocev2.md 2", "BTH.TVer is not 0")              \
