@@ -128,7 +128,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 
 	__builtin_memcpy(s->flow_key.saddr, fi->saddr, 16);
 	__builtin_memcpy(s->flow_key.daddr, fi->daddr, 16);
-	s->flow_key.dqpn = fi->dqpn;
+	s->flow_key.dqpn = fi->flow_qpn;
 	s->flow_key.ipv6 = fi->ipv6;
 
 	f = bpf_map_lookup_elem(&flows, &s->flow_key);
@@ -140,9 +140,14 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	now = bpf_ktime_get_coarse_ns();
 
 	bpf_spin_lock(&f->lock);
-	/* UD has no sequence; CNPs and vendor opcodes have no rules of their own here. */
-	if (fi->headers_ok &&
-	    (transport == ROCE_TR_RC || transport == ROCE_TR_UC || transport == ROCE_TR_XRC)) {
+	/*
+	 * UD has no sequence; CNPs and vendor opcodes have no rules of their
+	 * own here.  mlx5 DC is reliable and connected like RC, one PSN space
+	 * per DCI (so its requests are keyed by the DCI, see flow_qpn); strict
+	 * RD sequences per EE context, which roceval does not track.
+	 */
+	if (fi->headers_ok && (transport == ROCE_TR_RC || transport == ROCE_TR_UC ||
+			       transport == ROCE_TR_XRC || fi->dc)) {
 		__u32 pmtu = cfg->pmtu ? cfg->pmtu : f->pmtu;
 		struct roceval_flow_space *sp = (op->flags & OPF_REQUEST) ? &f->req : &f->resp;
 

@@ -37,15 +37,17 @@ struct frame_info {
 	__u32 payload; /* bytes between the headers and the pad */
 	__u32 dmalen;  /* RETH DMALen, when the opcode has a RETH */
 	__u32 aeth;    /* AETH syndrome << 24 | MSN, when the opcode has an AETH */
+	__u32 flow_qpn; /* the flow's QP: DestQP, or for mlx5 DC requests the sending DCI */
 	__u8 opcode;
-	__u8 ipv6;
+	__u8 ipv6;	 /* 16-byte addresses: IPv6, or the GIDs of a RoCEv1 GRH */
 	__u16 hdr_end;	 /* frame offset where the parsed headers end: a headers-only trace stops here */
 	__u8 has_bth;	 /* the fields above are from a parsed BTH */
 	__u8 headers_ok; /* opcode defined for its transport and all its headers present */
 	__u8 has_reth;
 	__u8 has_aeth;
 	__u8 icrc_checked;
-	__u8 pad[3];
+	__u8 dc;	 /* an RD-range opcode parsed as mlx5 DC */
+	__u8 pad[2];
 	__u32 icrc_expected;
 	__u32 icrc_found;
 };
@@ -150,21 +152,23 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 #include "flow.bpf.h"
 #include "trace.bpf.h"
 
-/* What the L2-L4 parse learned about a RoCEv2 frame. */
+/* What the L2-L4 parse learned about a RoCE frame. */
 struct l4info {
-	__u32 l3;	/* offset of the IP header from the frame start */
-	__u32 l4;	/* offset of the UDP header */
-	__u32 iphl;	/* IP header length (IPv4 with options, or 40) */
-	__u32 iplen;	/* datagram length the IP header claims */
+	__u32 l3;	/* offset of the IP header (RoCEv1: the GRH) from the frame start */
+	__u32 l4;	/* offset of the UDP header (RoCEv1: the BTH) */
+	__u32 iphl;	/* IP header length (IPv4 with options, or 40; the GRH is 40) */
+	__u32 iplen;	/* datagram length the IP header (or the GRH's PayLen) claims */
 	__u32 udplen;
-	__u8 ipv6;
+	__u8 ipv6;	/* 16-byte addresses: IPv6 or a GRH */
 	__u8 ecn;
 	__u8 fragment;
+	__u8 v1;	/* RoCEv1: no UDP, the BTH follows the GRH */
 };
 
 /*
- * Ethernet, up to two VLAN tags, IPv4/IPv6, UDP.  Returns 1 for a frame to a
- * RoCEv2 port, 0 for anything else (which roceval leaves alone).
+ * Ethernet, up to two VLAN tags, then IPv4/IPv6 and UDP, or a RoCEv1 GRH.
+ * Returns 1 for a frame to a RoCEv2 port or a RoCEv1 frame, 0 for anything
+ * else (which roceval leaves alone).
  */
 static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct roceval_settings *cfg,
 				      struct l4info *li)
@@ -232,6 +236,18 @@ static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct rocev
 		}
 		if (nh != IPPROTO_UDP_NR || l4 + UDP_HLEN > n)
 			return 0;
+	} else if (proto == ROCE_ETH_P_ROCEV1) {
+		/* The GRH has IPv6's layout; NxtHdr 0x1B says a BTH follows. */
+		if (off + ROCE_GRH_LEN > n || (h[off] >> 4) != 6 || h[off + 6] != ROCE_GRH_NXTHDR_BTH)
+			return 0;
+		li->iphl = ROCE_GRH_LEN;
+		li->ipv6 = 1;
+		li->v1 = 1;
+		li->ecn = 0; /* RoCEv1 has no IP ECN: the TClass is the GRH's */
+		li->iplen = ROCE_GRH_LEN + rd16(h + off + 4);
+		li->fragment = 0;
+		li->l4 = off + ROCE_GRH_LEN;
+		return 1;
 	} else {
 		return 0;
 	}
@@ -246,12 +262,15 @@ static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct rocev
 /*
  * rocev2.md section 5: the variant fields become all ones.  The LRH slot
  * gets 00 00 00 00 FF FF FF FF, not eight 0xFF: the CRC starts from 0 where
- * the ICRC's starts from ~0 (see roceval_crc.bpf.h).
+ * the ICRC's starts from ~0 (see roceval_crc.bpf.h).  A RoCEv1 GRH is
+ * masked as an IPv6 header is (IBA A16: TClass, FlowLabel, HopLmt), and
+ * there is no UDP header.
  */
-static __always_inline void icrc_mask(__u8 *buf, __u32 iphl, bool ipv6)
+static __always_inline void icrc_mask(__u8 *buf, __u32 iphl, bool ipv6, bool v1)
 {
 	const __u32 ip = ROCE_LRH_MASK_LEN;
 	__u32 udp = ip + (iphl & 63);
+	__u32 bth = v1 ? ip + ROCE_GRH_LEN : udp + UDP_HLEN;
 
 	buf[4] = 0xFF;
 	buf[5] = 0xFF;
@@ -269,19 +288,24 @@ static __always_inline void icrc_mask(__u8 *buf, __u32 iphl, bool ipv6)
 		buf[ip + 10] = 0xFF;
 		buf[ip + 11] = 0xFF; /* header checksum */
 	}
-	buf[udp + 6] = 0xFF;
-	buf[udp + 7] = 0xFF;		    /* UDP checksum */
-	buf[udp + UDP_HLEN + 4] = 0xFF; /* BTH FECN, BECN, Resv6 */
+	if (!v1) {
+		buf[udp + 6] = 0xFF;
+		buf[udp + 7] = 0xFF; /* UDP checksum */
+	}
+	buf[(bth & 127) + 4] = 0xFF; /* BTH FECN, BECN, Resv6 */
 }
 
 /* Checks on the payload size for the opcode's payload rule; returns true if broken. */
 static __always_inline bool payload_size_bad(const struct roce_op *op, __u32 payload, __u32 pmtu_cfg,
-					     const __u8 *reth)
+					     const __u8 *reth, bool dc)
 {
 	__u32 limit = pmtu_cfg ? pmtu_cfg : ROCE_PMTU_MAX;
 
 	switch (op->payload) {
 	case PL_NONE:
+		/* a DC ACK may carry 8 bytes after its AETH (roceval_proto.h) */
+		if (dc && op->family == FAM_ACK && payload == ROCE_DC_ACK_EXTRA_LEN)
+			return false;
 		return payload != 0;
 	case PL_PMTU:
 		return pmtu_cfg ? payload != pmtu_cfg : !ROCE_PMTU_IS_LEGAL(payload);
@@ -299,10 +323,13 @@ static __always_inline bool payload_size_bad(const struct roce_op *op, __u32 pay
 
 /*
  * Validates one frame of `len` bytes starting at `base` in the XDP buffer.
- * A global function: the verifier checks it once, not once per caller, and
- * the replay program calls it in a loop.
+ * `wire` is the frame's length on the wire: above `len` when a capture kept
+ * only the start of it (a snapped frame), which is then judged on the bytes
+ * present and never called truncated.  A global function: the verifier
+ * checks it once, not once per caller, and the replay program calls it in a
+ * loop.
  */
-__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
+__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire)
 {
 	__u32 zero = 0;
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
@@ -310,8 +337,8 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	struct l4info li = {};
 	__u64 n, copy;
-	__u32 avail, dlen, tlen, bth, hdrs, area, payload, need, lead = 0;
-	bool check_icrc;
+	__u32 avail, cap, dlen, tlen, xhl, bth, hdrs, area, payload, need, lead = 0;
+	bool check_icrc, snapped, dc = false;
 	const struct roce_op *op = 0;
 	__u8 opcode, b1, transport, padcnt;
 	struct frame_info *fi;
@@ -326,6 +353,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	fi->hdr_end = 0;
 	fi->headers_ok = 0;
 	fi->icrc_checked = 0;
+	fi->dc = 0;
 
 	n = len < ROCEVAL_L2L4_MAX ? len : ROCEVAL_L2L4_MAX;
 	/* Make clang bounds-check the very register the helper receives. */
@@ -338,7 +366,13 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		return XDP_PASS;
 
 	cnt->total[TOTAL_ROCE]++;
-	fi->hdr_end = li.l4 + UDP_HLEN;
+	if (li.v1)
+		cnt->total[TOTAL_ROCEV1]++;
+	else if (li.ipv6)
+		cnt->total[TOTAL_ROCEV2_IPV6]++;
+	else
+		cnt->total[TOTAL_ROCEV2_IPV4]++;
+	fi->hdr_end = li.l4 + (li.v1 ? 0 : UDP_HLEN);
 	if (li.ecn == 3)
 		VIOLATE(ECN_CE);
 	if (li.fragment) {
@@ -347,19 +381,43 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		goto verdict;
 	}
 
-	/* Lengths come from IP and UDP, never from the frame: Ethernet pads short frames. */
-	avail = len - li.l3;
-	if (li.iplen > avail || li.iplen < li.iphl + UDP_HLEN || li.udplen < UDP_HLEN ||
-	    li.udplen > li.iplen - li.iphl || li.udplen - UDP_HLEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
-		VIOLATE(TRUNCATED);
-		cnt->total[TOTAL_ICRC_UNCHECKED]++;
-		goto verdict;
+	/*
+	 * Lengths come from IP and UDP (RoCEv1: the GRH), never from the frame:
+	 * Ethernet pads short frames.  They are judged against the length the
+	 * frame had on the wire; a capture may hold less of it.
+	 */
+	if (wire < len)
+		wire = len;
+	avail = wire - li.l3;
+	cap = len - li.l3;
+	if (li.v1) {
+		if (li.iplen > avail || li.iplen - ROCE_GRH_LEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+			VIOLATE(TRUNCATED);
+			cnt->total[TOTAL_ICRC_UNCHECKED]++;
+			goto verdict;
+		}
+		tlen = li.iplen - ROCE_GRH_LEN;
+		xhl = ROCE_GRH_LEN;
+	} else {
+		if (li.iplen > avail || li.iplen < li.iphl + UDP_HLEN || li.udplen < UDP_HLEN ||
+		    li.udplen > li.iplen - li.iphl ||
+		    li.udplen - UDP_HLEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+			VIOLATE(TRUNCATED);
+			cnt->total[TOTAL_ICRC_UNCHECKED]++;
+			goto verdict;
+		}
+		tlen = li.udplen - UDP_HLEN;
+		xhl = li.iphl + UDP_HLEN;
 	}
-	dlen = li.iphl + li.udplen;
-	tlen = li.udplen - UDP_HLEN;
+	dlen = xhl + tlen;
+	/* Whole on the wire, cut in the capture: what needs the missing bytes is not judged. */
+	snapped = dlen > cap;
 
-	check_icrc = dlen <= ROCEVAL_MAX_DATAGRAM;
-	if (check_icrc && cfg->icrc_sample > 1) {
+	check_icrc = dlen <= ROCEVAL_MAX_DATAGRAM && !snapped;
+	if (snapped) {
+		cnt->total[TOTAL_SNAPPED]++;
+		cnt->total[TOTAL_ICRC_UNCHECKED]++;
+	} else if (check_icrc && cfg->icrc_sample > 1) {
 		if (++s->icrc_tick < cfg->icrc_sample) {
 			check_icrc = false;
 			cnt->total[TOTAL_ICRC_SKIPPED]++;
@@ -371,6 +429,8 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	}
 
 	copy = check_icrc ? dlen : (dlen < ROCEVAL_HDR_COPY ? dlen : ROCEVAL_HDR_COPY);
+	if (copy > cap)
+		copy = cap;
 	barrier_var(copy);
 	if (copy < 1 || copy > ROCEVAL_MAX_DATAGRAM)
 		goto verdict;
@@ -390,12 +450,19 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		__builtin_memcpy(fi->daddr, buf + ROCE_LRH_MASK_LEN + 16, 4);
 	}
 
-	/* Offsets below are masked so the verifier can bound them; they are already in range. */
-	bth = (ROCE_LRH_MASK_LEN + li.iphl + UDP_HLEN) & 127;
+	/*
+	 * Offsets below are masked so the verifier can bound them; they are
+	 * already in range.  A snapped frame may end before a header: from
+	 * there on nothing is judged (`copy` is what the capture holds).
+	 */
+	if (xhl + ROCE_BTH_LEN > copy)
+		goto verdict;
+	bth = (ROCE_LRH_MASK_LEN + xhl) & 127;
 	opcode = buf[bth];
 	b1 = buf[bth + 1];
 	fi->opcode = opcode;
 	fi->dqpn = rd24(buf + bth + 5);
+	fi->flow_qpn = fi->dqpn;
 	fi->psn = rd24(buf + bth + 9);
 	fi->has_bth = 1;
 	fi->hdr_end += ROCE_BTH_LEN;
@@ -430,6 +497,8 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 			if (tlen < ROCE_BTH_LEN + ROCE_CNP_RESERVED_LEN + ROCE_ICRC_LEN)
 				goto icrc;
 		}
+		if (xhl + ROCE_BTH_LEN + ROCE_CNP_RESERVED_LEN > copy)
+			goto icrc;
 		fi->hdr_end += ROCE_CNP_RESERVED_LEN;
 		{
 			__u8 rv = 0;
@@ -449,18 +518,29 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		goto icrc;
 	}
 
-	hdrs = roce_transport_hdr_len(transport, op->flags);
+	dc = transport == ROCE_TR_RD && !cfg->rd_strict;
+	hdrs = roce_transport_hdr_len(transport, opcode, op->flags, dc);
 	need = ROCE_BTH_LEN + hdrs + op->xth_len + ROCE_ICRC_LEN;
 	if (tlen < need) {
 		VIOLATE(TRUNCATED);
 		goto icrc;
 	}
+	if (xhl + need - ROCE_ICRC_LEN > copy)
+		goto icrc;
 	fi->hdr_end += hdrs + op->xth_len;
-	/* The transport's own headers: Resv8 in RDETH, DETH and XRCETH. */
+	fi->dc = dc;
+	/*
+	 * The transport's own headers: Resv8 in RDETH, DETH and XRCETH.  The
+	 * DC header's fields are not public, so none of them is judged; its
+	 * first word carries the sender's QP number (README, "mlx5 DC").
+	 */
 	{
 		__u32 x = (bth + ROCE_BTH_LEN) & 255;
 
-		if (transport == ROCE_TR_RD) {
+		if (dc) {
+			if (op->flags & OPF_REQUEST)
+				fi->flow_qpn = rd24(buf + x + 1);
+		} else if (transport == ROCE_TR_RD) {
 			if (buf[x] || ((op->flags & OPF_REQUEST) && buf[x + ROCE_RDETH_LEN + 4]))
 				VIOLATE(RESERVED);
 		} else if (transport == ROCE_TR_UD) {
@@ -492,7 +572,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		fi->has_aeth = op->aeth_off != ROCE_NO_HDR;
 		fi->aeth = fi->has_aeth ? rd32(buf + ((xth + op->aeth_off) & 255)) : 0;
 		fi->headers_ok = 1;
-		if (payload_size_bad(op, payload, cfg->pmtu, reth))
+		if (payload_size_bad(op, payload, cfg->pmtu, reth, dc))
 			VIOLATE(PAYLOAD_LENGTH);
 		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
 			VIOLATE(SE);
@@ -542,7 +622,7 @@ icrc:
 		if (crc_len > ROCEVAL_SCRATCH_SIZE) /* never: for the verifier */
 			goto verdict;
 		found = roceval_load_le32(s->buf + crc_len);
-		icrc_mask(buf, li.iphl, li.ipv6);
+		icrc_mask(buf, li.iphl, li.ipv6, li.v1);
 		expected = roceval_icrc(s->buf, crc_len);
 		fi->icrc_checked = 1;
 		fi->icrc_expected = expected;
@@ -559,7 +639,7 @@ verdict:
 	if (fi->has_bth)
 		flow_update(s, cnt, cfg, len);
 	if (cfg->trace_on && s->rules)
-		trace_sample(ctx, base, len, s, cfg, cnt);
+		trace_sample(ctx, base, len, wire == ROCEVAL_WIRE_UNKNOWN ? len : wire, s, cfg, cnt);
 	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
 		cnt->total[TOTAL_DROPPED]++;
 		return XDP_DROP;
@@ -570,15 +650,18 @@ verdict:
 SEC("xdp")
 int roceval_xdp(struct xdp_md *ctx)
 {
-	return roceval_frame(ctx, 0, bpf_xdp_get_buff_len(ctx));
+	__u32 len = bpf_xdp_get_buff_len(ctx);
+
+	return roceval_frame(ctx, 0, len, len);
 }
 
 /*
  * Offline replay: the input is a batch, a 4-byte little-endian frame count
- * and then that many records of a 4-byte little-endian length and the
- * frame (BPF_PROG_TEST_RUN wants at least 14 bytes, so a batch may carry
- * padding after its records).  Returns how many frames it validated so
- * userspace can tell a malformed batch from a complete one.
+ * and then that many records: the captured length and the wire length, 4
+ * bytes little-endian each, and the captured bytes (BPF_PROG_TEST_RUN wants
+ * at least 14 bytes, so a batch may carry padding after its records).
+ * Returns how many frames it validated so userspace can tell a malformed
+ * batch from a complete one.
  */
 SEC("xdp.frags")
 int roceval_replay(struct xdp_md *ctx)
@@ -589,16 +672,18 @@ int roceval_replay(struct xdp_md *ctx)
 	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
 		return 0;
 	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES; i++) {
+		__u32 rec[2]; /* captured length, wire length */
 		__u32 flen;
 
-		if (i >= nframes || off + 4 > total)
+		if (i >= nframes || off + ROCEVAL_REC_HDR > total)
 			break;
-		if (bpf_xdp_load_bytes(ctx, off, &flen, sizeof(flen)))
+		if (bpf_xdp_load_bytes(ctx, off, rec, sizeof(rec)))
 			break;
-		off += 4;
+		off += ROCEVAL_REC_HDR;
+		flen = rec[0];
 		if (flen > total - off)
 			break;
-		roceval_frame(ctx, off, flen);
+		roceval_frame(ctx, off, flen, rec[1]);
 		off += flen;
 		done++;
 	}

@@ -102,7 +102,7 @@ static __always_inline bool trace_take_token(struct trace_bucket *tb,
 	return true;
 }
 
-static __always_inline void trace_sample(struct xdp_md *ctx, __u32 base, __u32 len,
+static __always_inline void trace_sample(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire,
 					 struct roceval_scratch *s,
 					 const struct roceval_settings *cfg,
 					 struct roceval_counters *cnt)
@@ -135,7 +135,7 @@ static __always_inline void trace_sample(struct xdp_md *ctx, __u32 base, __u32 l
 	tbuf->ev.ts_ns = bpf_ktime_get_ns();
 	tbuf->ev.rules = s->rules;
 	tbuf->ev.ifindex = ctx->ingress_ifindex;
-	tbuf->ev.frame_len = len;
+	tbuf->ev.frame_len = wire;
 	tbuf->ev.cap_len = cap;
 	tbuf->ev.flags = s->fi.icrc_checked ? ROCEVAL_EV_ICRC_CHECKED : 0;
 	tbuf->ev.icrc_expected = s->fi.icrc_checked ? s->fi.icrc_expected : 0;

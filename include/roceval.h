@@ -39,9 +39,14 @@
 #define ROCEVAL_HDR_COPY 192
 
 /*
- * Replay batches: records of a 4-byte little-endian length followed by the
- * frame, many per BPF_PROG_TEST_RUN call, because one call costs ~0.9 us.
+ * Replay batches: records of the captured length and the wire length (4
+ * bytes little-endian each) followed by the captured bytes, many per
+ * BPF_PROG_TEST_RUN call, because one call costs ~0.9 us.  A wire length
+ * above the captured one marks a frame the capture cut (snapped);
+ * ROCEVAL_WIRE_UNKNOWN says it was cut at an unknown length.
  */
+#define ROCEVAL_REC_HDR 8
+#define ROCEVAL_WIRE_UNKNOWN 0xFFFFFFFFu
 #define ROCEVAL_BATCH_MAX_FRAMES 2048
 #define ROCEVAL_BATCH_BYTES (60 * 1024)
 
@@ -57,6 +62,7 @@ struct roceval_settings {
 	__u32 icrc_sample; /* check the ICRC on 1 of every N RoCEv2 frames; 0 and 1 mean all */
 	__u32 n_pkeys;	   /* 0: any valid P_Key */
 	__u32 check_resv6; /* 1: count BTH Resv6 under `reserved` (see settings.h) */
+	__u32 rd_strict;   /* 1: parse the RD opcode range as IBA RD, not as mlx5 DC */
 	__u16 ports[ROCEVAL_MAX_PORTS]; /* extra RoCEv2 UDP ports, 0 = unused */
 	__u16 pkeys[ROCEVAL_MAX_PKEYS]; /* compared on the low 15 bits (the partition) */
 	/* Trace: off unless a `roceval trace` is running, so it costs nothing otherwise. */
@@ -80,10 +86,10 @@ struct roceval_settings {
 #define ROCEVAL_DEFAULT_FLOWS 65536
 
 struct roceval_flow_key {
-	__u8 saddr[16]; /* IPv4 addresses use the first 4 bytes, the rest zero */
+	__u8 saddr[16]; /* IPv4 addresses use the first 4 bytes, the rest zero; RoCEv1: the GIDs */
 	__u8 daddr[16];
-	__u32 dqpn;
-	__u8 ipv6;
+	__u32 dqpn;	/* DestQP; for mlx5 DC requests the sending DCI, whose PSN space it is */
+	__u8 ipv6;	/* 16-byte addresses: IPv6, or RoCEv1 GIDs */
 	__u8 pad[3];
 };
 
@@ -126,7 +132,7 @@ struct roceval_trace_event {
 	__u64 ts_ns; /* bpf_ktime_get_ns() */
 	__u64 rules; /* every rule the frame broke */
 	__u32 ifindex;
-	__u32 frame_len; /* length on the wire */
+	__u32 frame_len; /* length on the wire (a replayed capture's record: as it records it) */
 	__u32 cap_len;	 /* bytes that follow */
 	__u32 icrc_expected; /* computed over the masked fields, as zlib's crc32() returns it */
 	__u32 icrc_found;    /* the 4 trailing bytes read little-endian */

@@ -20,6 +20,21 @@
 #define ROCE_AETH_LEN 4
 #define ROCE_CNP_RESERVED_LEN 16
 #define ROCE_LRH_MASK_LEN 8 /* the absent LRH: 8 bytes of 0xFF at the start of the ICRC */
+#define ROCE_GRH_LEN 40	    /* RoCEv1: the GRH, IPv6's layout, replaces IP and UDP */
+#define ROCE_GRH_NXTHDR_BTH 0x1B
+#define ROCE_ETH_P_ROCEV1 0x8915
+
+/*
+ * mlx5 DC (Dynamically Connected) transport, which ConnectX carries in the
+ * RD opcode range.  Its headers are not public; these sizes are what real
+ * ConnectX frames show (README, "mlx5 DC"): a 20-byte header after the BTH
+ * on every packet, where RD has RDETH (+ DETH on requests); 16 more bytes
+ * on the connect packet (the RESYNC opcode), ending in the DC access key;
+ * and an ACK may carry 8 bytes after its AETH (the reply to a connect).
+ */
+#define ROCE_DC_HDR_LEN 20
+#define ROCE_DC_CONNECT_LEN 16
+#define ROCE_DC_ACK_EXTRA_LEN 8
 
 #define ROCE_OPCODE_CNP 0x81
 #define ROCE_PSN_MASK 0xFFFFFFu
@@ -72,6 +87,7 @@ enum roce_family {
 	FAM_ATOMIC_ACK,
 	FAM_FLUSH,
 	FAM_ATOMIC_WRITE,
+	FAM_RESYNC,
 };
 
 /* roce_op.flags */
@@ -144,6 +160,8 @@ struct roce_op {
 	  FAM_ATOMIC, OPF_REQUEST)                                                                \
 	X(0x14, FETCH_ADD, TR_RC_RD_XRC, 28, ROCE_NO_HDR, ROCE_NO_HDR, 0, PL_NONE, POS_ONLY,      \
 	  FAM_ATOMIC, OPF_REQUEST)                                                                \
+	X(0x15, RESYNC, TRB(RD), 0, ROCE_NO_HDR, ROCE_NO_HDR, ROCE_NO_HDR, PL_NONE, POS_ONLY,     \
+	  FAM_RESYNC, OPF_REQUEST)                                                                \
 	X(0x16, SEND_LAST_WITH_INVALIDATE, TR_RC_XRC, 4, ROCE_NO_HDR, ROCE_NO_HDR, ROCE_NO_HDR,   \
 	  PL_LAST, POS_LAST, FAM_SEND, OPF_REQUEST | OPF_SE_OK | OPF_IETH)                        \
 	X(0x17, SEND_ONLY_WITH_INVALIDATE, TR_RC_XRC, 4, ROCE_NO_HDR, ROCE_NO_HDR, ROCE_NO_HDR,   \
@@ -162,14 +180,19 @@ static const struct roce_op roce_ops[32] = { ROCE_OPS(ROCE_OP_ROW) };
 /*
  * Bytes of the transport's own extended headers, which precede the
  * operation-specific ones: RD carries RDETH on every packet and DETH on
- * requests, UD carries DETH, XRC carries XRCETH on requests.
+ * requests, UD carries DETH, XRC carries XRCETH on requests.  `dc` reads
+ * the RD range as mlx5 DC instead: its header on every packet, and the
+ * connect body on RESYNC.
  */
-static inline unsigned int roce_transport_hdr_len(unsigned int transport, unsigned int op_flags)
+static inline unsigned int roce_transport_hdr_len(unsigned int transport, unsigned int op,
+						  unsigned int op_flags, int dc)
 {
 	int request = (op_flags & OPF_REQUEST) != 0;
 
 	switch (transport) {
 	case ROCE_TR_RD:
+		if (dc)
+			return ROCE_DC_HDR_LEN + ((op & 0x1F) == 0x15 ? ROCE_DC_CONNECT_LEN : 0);
 		return ROCE_RDETH_LEN + (request ? ROCE_DETH_LEN : 0);
 	case ROCE_TR_UD:
 		return ROCE_DETH_LEN;

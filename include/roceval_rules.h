@@ -22,7 +22,7 @@ enum roceval_severity {
 	X(ICRC, "icrc", SEV_ERROR, "IBA A17.4.2, rocev2.md 5",                             \
 	  "ICRC mismatch: an invariant field changed on the way or the sender computed it wrongly") \
 	X(TRUNCATED, "truncated", SEV_ERROR, "rocev2.md 1",                                 \
-	  "frame shorter than its IP/UDP lengths, or than the headers its opcode needs")  \
+	  "frame (as long as it was on the wire) shorter than its IP/UDP or GRH lengths, or than the headers its opcode needs") \
 	X(IP_FRAGMENT, "ip_fragment", SEV_WARNING, "rocev2.md 1",                           \
 	  "first fragment of a fragmented IP datagram to a RoCEv2 port (cannot be validated)") \
 	X(TVER, "tver", SEV_ERROR, "IBA 9.2, rocev2.md 2", "BTH.TVer is not 0")              \
@@ -82,18 +82,24 @@ enum roceval_rule {
 
 /*
  * Frame-level counters that are not rules.  Together they account for every
- * frame: roce = icrc_ok + icrc_bad + icrc_unchecked + icrc_skipped.
+ * frame: roce = icrc_ok + icrc_bad + icrc_unchecked + icrc_skipped, and
+ * roce = rocev1 + rocev2_ipv4 + rocev2_ipv6.
  *
  * X(ENUM, id, description)
  */
 #define ROCEVAL_TOTALS(X)                                                                  \
 	X(FRAMES, "frames", "frames seen by the program")                                  \
-	X(ROCE, "roce", "frames to a RoCEv2 UDP port, valid or not")                       \
-	X(ICRC_OK, "icrc_ok", "RoCEv2 frames whose ICRC was checked and matched")          \
-	X(ICRC_BAD, "icrc_bad", "RoCEv2 frames whose ICRC was checked and did not match")  \
+	X(ROCE, "roce", "RoCE frames, valid or not: RoCEv1 (EtherType 0x8915) and RoCEv2 (a RoCEv2 UDP port)") \
+	X(ROCEV1, "rocev1", "RoCEv1 frames: EtherType 0x8915, a GRH, then the BTH")        \
+	X(ROCEV2_IPV4, "rocev2_ipv4", "RoCEv2 frames over IPv4")                           \
+	X(ROCEV2_IPV6, "rocev2_ipv6", "RoCEv2 frames over IPv6")                           \
+	X(ICRC_OK, "icrc_ok", "RoCE frames whose ICRC was checked and matched")            \
+	X(ICRC_BAD, "icrc_bad", "RoCE frames whose ICRC was checked and did not match")    \
 	X(ICRC_UNCHECKED, "icrc_unchecked",                                                \
-	  "RoCEv2 frames whose ICRC could not be computed (truncated, IP fragment, or a datagram over 16376 bytes)") \
-	X(ICRC_SKIPPED, "icrc_skipped", "RoCEv2 frames not ICRC-checked because of icrc_sample") \
+	  "RoCE frames whose ICRC could not be computed (truncated, snapped, IP fragment, or a datagram over 16376 bytes)") \
+	X(ICRC_SKIPPED, "icrc_skipped", "RoCE frames not ICRC-checked because of icrc_sample") \
+	X(SNAPPED, "snapped",                                                              \
+	  "replayed RoCE frames the capture holds only the start of (captured length below the wire length): judged on the bytes present, ICRC unchecked") \
 	X(DROPPED, "dropped", "frames dropped by enforce mode")                            \
 	X(TRACE_SAMPLES, "trace_samples", "violating frames sent to a running trace")      \
 	X(TRACE_SKIPPED, "trace_skipped", "violating frames not sampled: trace rate limit or ring buffer full")

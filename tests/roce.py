@@ -57,6 +57,7 @@ OPS = {
     0x12: ("ATOMIC_ACKNOWLEDGE", ("AETH", "AtomicAckETH"), NONE),
     0x13: ("COMPARE_SWAP", ("AtomicETH",), NONE),
     0x14: ("FETCH_ADD", ("AtomicETH",), NONE),
+    0x15: ("RESYNC", (), NONE),  # RD only (the erratum in rocev2.md section 7)
     0x16: ("SEND_LAST_WITH_INVALIDATE", ("IETH",), LAST),
     0x17: ("SEND_ONLY_WITH_INVALIDATE", ("IETH",), ONLY),
     0x1C: ("FLUSH", ("FETH", "RETH"), NONE),
@@ -66,11 +67,11 @@ BY_NAME = {name: op for op, (name, _, _) in OPS.items()}
 
 # Operations each transport defines; everything else in it is reserved.
 DEFINED = {
-    RC: set(OPS),
+    RC: set(OPS) - {0x15},
     UC: set(range(0x00, 0x0C)),
-    RD: set(range(0x00, 0x15)) | {0x1C},
+    RD: set(range(0x00, 0x16)) | {0x1C},
     UD: {0x04, 0x05},
-    XRC: set(OPS),
+    XRC: set(OPS) - {0x15},
 }
 RESPONSES = {0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12}  # responder-to-requester: no DETH/XRCETH
 SE_ALLOWED = {0x02, 0x03, 0x04, 0x05, 0x09, 0x0B, 0x16, 0x17}
@@ -303,8 +304,10 @@ def check_accounting(r):
     assert r["roce"] == r["icrc_ok"] + r["icrc_bad"] + r["icrc_unchecked"] + r["icrc_skipped"], r
     assert r["roce"] <= r["frames"], r
     assert r["rules"]["icrc"] == r["icrc_bad"], r
-    # a fragment or an over-long length is the only reason an ICRC goes unchecked
-    assert r["icrc_unchecked"] <= r["rules"]["truncated"] + r["rules"]["ip_fragment"], r
+    assert r["roce"] == r["rocev1"] + r["rocev2_ipv4"] + r["rocev2_ipv6"], r
+    # a fragment, an over-long length or a capture's cut is the only reason an ICRC goes unchecked
+    assert r["icrc_unchecked"] <= (r["rules"]["truncated"] + r["rules"]["ip_fragment"] +
+                                   r["snapped"]), r
 
 
 def replay_frames(path, frames, *opts):

@@ -17,19 +17,6 @@ import pytest
 import roce
 from conftest import nonzero_rules, real_capture, replay_json
 
-# Rows, or parts of every row, that need the data path to decode mlx5 DC, RoCEv1 and snapped
-# frames: they fail until that work lands (strict xfail), then this set is deleted.
-# "families" stands for the totals that work adds to every row: rocev1, rocev2_ipv4,
-# rocev2_ipv6 (adding up to roce) and snapped.
-NEEDS_DATAPATH = {
-    "families",
-    "realcaps/cx-ibdump-rocev1-and-v2-mixed.pcap",
-    "realcaps/cx-ibdump-rocev1-only.pcap",
-    "realcaps/mlx5sniff-dc-connect-write-4k.pcap",
-    "realcaps/mlx5sniff-dc-write-small.pcap",
-}
-
-
 @dataclass
 class Real:
     file: str
@@ -101,12 +88,13 @@ CAPTURES = [
     Real("realcaps/mlx5sniff-uc-send-sg.pcap", 1024, 17, 17, 0, 17, rocev2_ipv4=17,
          rules={"icrc": 17}, both_ways=True),
     # 489 UC WRITE FIRST/MIDDLE/LAST_WITH_IMMEDIATE records hold 243 bytes of 4154-byte frames
-    # (IP total length 4140), and their records give 243 as the wire length too: the file says
-    # they were that short on the wire, so they are truncated, not snapped.  The 20 whole
-    # RoCEv2 frames (18 UD SEND_ONLY_WITH_IMMEDIATE, an RC ACK, an RC WRITE_ONLY) all fail the
-    # ICRC, both ways.  11 frames are not RoCE.
+    # (IP total length 4140), and their records give 243 as the wire length too.  243 is also
+    # the capture's longest record, reached only by these cut frames: a snap length the file
+    # did not record, so they are snapped (judged on the bytes kept), not truncated on the
+    # wire.  The 20 whole RoCEv2 frames (18 UD SEND_ONLY_WITH_IMMEDIATE, an RC ACK, an RC
+    # WRITE_ONLY) all fail the ICRC, both ways.  11 frames are not RoCE.
     Real("realcaps/mlx5sniff-uccl-uc-write-snap243.pcap", 4096, 520, 509, 0, 20, icrc_unchecked=489,
-         rocev2_ipv4=509, rules={"icrc": 20, "truncated": 489}, both_ways=True),
+         rocev2_ipv4=509, snapped=489, rules={"icrc": 20}, both_ways=True),
     # NVMe-oF discovery: RC SEND, WRITE FIRST/MIDDLE (1024) and LAST, WRITE_ONLY, READ and its
     # response, ACKs, 5 CM MADs; 4 frames are not RoCE.
     Real("realcaps/nvmeof-discover-a.pcap", 1024, 65, 61, 61, 0, rocev2_ipv4=61),
@@ -119,18 +107,6 @@ CAPTURES = [
 ]
 
 
-def params(part):
-    """One pytest.param per capture, strictly expected to fail where NEEDS_DATAPATH says so."""
-    out = []
-    for c in CAPTURES:
-        marks = []
-        if c.file in NEEDS_DATAPATH or part in NEEDS_DATAPATH:
-            marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason="needs DC, RoCEv1 and snapped-frame decoding "
-                                                          "in the data path")]
-        out.append(pytest.param(c, id=c.file, marks=marks))
-    return out
-
-
 def test_every_real_capture_has_a_row():
     """A capture added to the directory must get its row, read from its frames."""
     capture_dir = real_capture("rc-send-ack-ipv4.pcap").parent
@@ -138,7 +114,7 @@ def test_every_real_capture_has_a_row():
     assert files == sorted(c.file for c in CAPTURES)
 
 
-@pytest.mark.parametrize("c", params("counts"))
+@pytest.mark.parametrize("c", CAPTURES, ids=lambda c: c.file)
 def test_real_capture(c):
     r = replay_json(real_capture(c.file), "--pmtu", str(c.pmtu))
     roce.check_accounting(r)
@@ -148,7 +124,7 @@ def test_real_capture(c):
     assert r["icrc_all_bad_both_directions"] is c.both_ways
 
 
-@pytest.mark.parametrize("c", params("families"))
+@pytest.mark.parametrize("c", CAPTURES, ids=lambda c: c.file)
 def test_real_capture_families(c):
     r = replay_json(real_capture(c.file), "--pmtu", str(c.pmtu))
     got = {k: r.get(k) for k in ("rocev1", "rocev2_ipv4", "rocev2_ipv6", "snapped")}

@@ -693,6 +693,9 @@ static void top_render(FILE *f, const struct live_iface *li, const struct roceva
 	fprintf(f, "  frames %14llu %12.1f/s    roce   %14llu %12.1f/s\n",
 		(unsigned long long)c->total[TOTAL_FRAMES], tr[TOTAL_FRAMES],
 		(unsigned long long)c->total[TOTAL_ROCE], tr[TOTAL_ROCE]);
+	fprintf(f, "  family rocev1 %llu  rocev2_ipv4 %llu  rocev2_ipv6 %llu\n",
+		(unsigned long long)c->total[TOTAL_ROCEV1], (unsigned long long)c->total[TOTAL_ROCEV2_IPV4],
+		(unsigned long long)c->total[TOTAL_ROCEV2_IPV6]);
 	fprintf(f, "  icrc   ok %llu  bad %llu  unchecked %llu  skipped %llu    dropped %llu\n",
 		(unsigned long long)c->total[TOTAL_ICRC_OK], (unsigned long long)c->total[TOTAL_ICRC_BAD],
 		(unsigned long long)c->total[TOTAL_ICRC_UNCHECKED],

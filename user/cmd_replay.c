@@ -40,6 +40,79 @@ static bool icrc_bad_both_ways(const struct roceval_counters *c, const struct fl
 	       flows_icrc_bad_both_ways(flows, nflows, fwd, rev);
 }
 
+/*
+ * The length of the frame as its L3 header tells it: Ethernet, up to two
+ * VLAN tags, then the IP total length (IPv4), 40 + payload length (IPv6) or
+ * 40 + PayLen (a RoCEv1 GRH).  0 when the captured bytes do not say.
+ */
+static __u32 claimed_len(const unsigned char *d, __u32 caplen)
+{
+	__u32 off = 12;
+	__u16 proto;
+
+	for (int i = 0; i < 3; i++) {
+		if (off + 2 > caplen)
+			return 0;
+		proto = d[off] << 8 | d[off + 1];
+		if (proto != 0x8100 && proto != 0x88A8)
+			break;
+		off += 4;
+	}
+	off += 2;
+	if (proto == 0x0800 && off + 4 <= caplen)
+		return off + (d[off + 2] << 8 | d[off + 3]);
+	if ((proto == 0x86DD || proto == ROCE_ETH_P_ROCEV1) && off + 6 <= caplen)
+		return off + 40 + (d[off + 4] << 8 | d[off + 5]);
+	return 0;
+}
+
+/*
+ * Some capture paths cut frames and record the cut length as the wire
+ * length too, so the record alone says the frame was short on the wire.
+ * One such record may be a frame really cut on the way; but when a
+ * capture's longest records all stop at one length, many times over, while
+ * their IP lengths say more, that length is a snap length the capture did
+ * not record.  Returns that length, or 0.
+ */
+#define SNAP_UNRECORDED_MIN 8
+
+static __u32 unrecorded_snaplen(const char *path)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *hdr;
+	const unsigned char *data;
+	unsigned long long cut = 0;
+	bool whole = false;
+	__u32 longest = 0;
+	struct to_ether conv;
+	pcap_t *pcap = pcap_open_offline(path, errbuf);
+
+	if (!pcap)
+		return 0;
+	to_ether_init(&conv, pcap_datalink(pcap));
+	while (pcap_next_ex(pcap, &hdr, &data) == 1) {
+		__u32 caplen = hdr->caplen, wire = hdr->len;
+
+		data = to_ether_frame(&conv, data, &caplen, &wire);
+		if (!data)
+			break;
+		if (caplen > longest) {
+			longest = caplen;
+			cut = 0;
+			whole = false;
+		}
+		if (caplen != longest)
+			continue;
+		if (wire == caplen && claimed_len(data, caplen) > caplen)
+			cut++;
+		else
+			whole = true;
+	}
+	to_ether_free(&conv);
+	pcap_close(pcap);
+	return cut >= SNAP_UNRECORDED_MIN && !whole ? longest : 0;
+}
+
 static int do_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -63,7 +136,8 @@ static int do_replay(int argc, char **argv)
 	const char *path;
 	pcap_t *pcap;
 	int opt, ret, err = 0;
-	unsigned long long nframes = 0;
+	unsigned long long nframes = 0, nunrecorded = 0;
+	__u32 snap_unrecorded;
 
 	settings_defaults(&cfg);
 	optind = 1;
@@ -142,6 +216,7 @@ static int do_replay(int argc, char **argv)
 		pcap_close(pcap);
 		return 1;
 	}
+	snap_unrecorded = unrecorded_snaplen(path);
 	roceval_set_flow_entries(flow_entries);
 	r = replay_new(&cfg);
 	if (!r) {
@@ -150,15 +225,20 @@ static int do_replay(int argc, char **argv)
 	}
 	to_ether_init(&conv, pcap_datalink(pcap));
 	while ((ret = pcap_next_ex(pcap, &hdr, &data)) == 1) {
-		__u32 caplen = hdr->caplen, wirelen = hdr->len;
+		__u32 caplen = hdr->caplen, wire = hdr->len;
 
-		data = to_ether_frame(&conv, data, &caplen, &wirelen);
+		data = to_ether_frame(&conv, data, &caplen, &wire);
 		if (!data) {
 			pr_warn("Couldn't allocate a frame buffer: %s", strerror(ENOMEM));
 			err = -ENOMEM;
 			break;
 		}
-		err = replay_frame(r, data, caplen);
+		if (snap_unrecorded && caplen == snap_unrecorded && wire == caplen &&
+		    claimed_len(data, caplen) > caplen) {
+			wire = ROCEVAL_WIRE_UNKNOWN;
+			nunrecorded++;
+		}
+		err = replay_frame(r, data, caplen, wire);
 		if (err)
 			break;
 		nframes++;
@@ -195,6 +275,15 @@ static int do_replay(int argc, char **argv)
 				       "frames; the bytes in the file are bad, the fabric may be fine\n",
 				       (unsigned long long)c.total[TOTAL_ICRC_BAD],
 				       flow_hosts(&fwd->key, hosts, sizeof(hosts)));
+			if (c.total[TOTAL_SNAPPED])
+				printf("snapped: %llu of the %llu frames were cut by the capture, not on the wire:"
+				       " judged on the bytes kept, ICRC not checked\n",
+				       (unsigned long long)c.total[TOTAL_SNAPPED], nframes);
+			if (nunrecorded)
+				printf("snapped: %llu frames stop at %u bytes, the capture's longest, though their"
+				       " IP lengths say more: the capture cut them and recorded the cut as their"
+				       " wire length\n",
+				       nunrecorded, snap_unrecorded);
 			putchar('\n');
 			counters_print_table(stdout, &c, NULL, NULL, 1);
 			flows_print_table(stdout, flows, nflows, top);
@@ -224,11 +313,14 @@ const struct command cmd_replay = {
 		"FILE is Ethernet, or Linux cooked as `tcpdump -i any` writes it (LINUX_SLL2, or\n"
 		"LINUX_SLL): a cooked frame gets an Ethernet header with the cooked protocol as\n"
 		"EtherType and the sender's MAC when the cooked address is one, else zeros.\n\n"
+		"Frames the capture cut (captured length below the wire length) are snapped: judged\n"
+		"on the bytes kept, their ICRC unchecked, never truncated; one line says how many\n"
+		"there were.\n\n"
 		"Options:\n"
-		"  -j, --json          one JSON object on stdout: frames, roce, icrc_ok, icrc_bad,\n"
-		"                      icrc_unchecked, icrc_skipped, dropped, trace_samples,\n"
-		"                      trace_skipped, \"rules\" with every rule id (zeros too),\n"
-		"                      \"icrc_all_bad_both_directions\" (true when every ICRC\n"
+		"  -j, --json          one JSON object on stdout: every total (frames, roce, rocev1,\n"
+		"                      rocev2_ipv4, rocev2_ipv6, icrc_ok, icrc_bad, icrc_unchecked,\n"
+		"                      icrc_skipped, snapped, ...), \"rules\" with every rule id\n"
+		"                      (zeros too), \"icrc_all_bad_both_directions\" (true when every ICRC\n"
 		"                      checked failed, both ways between two hosts: a capture-path\n"
 		"                      artefact, also said in a note in the table form) and\n"
 		"                      \"flows\": per (source, destination, DestQP) its addresses,\n"

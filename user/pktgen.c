@@ -49,7 +49,7 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *frame, size_t cap, struct pk
 		op = NULL;
 		xth_len = ROCE_CNP_RESERVED_LEN; /* zeros */
 	} else if (defined && (op->transports & (1u << transport))) {
-		tr_hdrs = roce_transport_hdr_len(transport, op->flags);
+		tr_hdrs = roce_transport_hdr_len(transport, s->opcode, op->flags, 0); /* gen writes no DC */
 		xth_len = op->xth_len;
 	} else {
 		op = NULL; /* reserved: a BTH and payload, nothing the table describes */

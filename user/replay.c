@@ -95,23 +95,25 @@ int replay_flush(struct replay *r)
 	return 0;
 }
 
-int replay_frame(struct replay *r, const void *data, size_t len)
+int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire)
 {
-	__u32 len32;
+	__u32 rec[2];
 	int err;
 
-	/* A frame larger than a batch is cut to what fits: its IP length then tells it was cut. */
-	if (len > sizeof(r->batch) - 8)
-		len = sizeof(r->batch) - 8;
-	if (r->nframes == ROCEVAL_BATCH_MAX_FRAMES || r->used + 4 + len > sizeof(r->batch)) {
+	/* A frame larger than a batch is cut to what fits: it then counts as snapped. */
+	if (len > sizeof(r->batch) - 4 - ROCEVAL_REC_HDR)
+		len = sizeof(r->batch) - 4 - ROCEVAL_REC_HDR;
+	if (r->nframes == ROCEVAL_BATCH_MAX_FRAMES ||
+	    r->used + ROCEVAL_REC_HDR + len > sizeof(r->batch)) {
 		err = replay_flush(r);
 		if (err)
 			return err;
 	}
-	len32 = len;
-	memcpy(r->batch + r->used, &len32, 4);
-	memcpy(r->batch + r->used + 4, data, len);
-	r->used += 4 + len;
+	rec[0] = len;
+	rec[1] = wire > len ? wire : len;
+	memcpy(r->batch + r->used, rec, sizeof(rec));
+	memcpy(r->batch + r->used + ROCEVAL_REC_HDR, data, len);
+	r->used += ROCEVAL_REC_HDR + len;
 	r->nframes++;
 	return 0;
 }

@@ -12,8 +12,12 @@
 struct replay;
 
 struct replay *replay_new(const struct roceval_settings *cfg);
-/* Queues one frame; runs the batch when it is full. */
-int replay_frame(struct replay *r, const void *data, size_t len);
+/*
+ * Queues one frame of `len` captured bytes that was `wire` bytes long on the
+ * wire (ROCEVAL_WIRE_UNKNOWN: cut at an unknown length); runs the batch when
+ * it is full.
+ */
+int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire);
 /* Runs what is queued. */
 int replay_flush(struct replay *r);
 int replay_counters(struct replay *r, struct roceval_counters *out);

@@ -108,6 +108,10 @@ int settings_set(struct roceval_settings *s, const char *key, const char *value,
 		if (strcmp(value, "ignore") && strcmp(value, "check"))
 			FAIL("resv6=%s: expected ignore or check", value);
 		s->check_resv6 = !strcmp(value, "check");
+	} else if (!strcmp(key, "rd")) {
+		if (strcmp(value, "dc") && strcmp(value, "strict"))
+			FAIL("rd=%s: expected dc or strict", value);
+		s->rd_strict = !strcmp(value, "strict");
 	} else if (!strcmp(key, "icrc_sample")) {
 		if (!parse_u32(value, 1000000000, &v) || !v)
 			FAIL("icrc_sample=%s: expected a whole number from 1 (check every frame) up", value);
@@ -171,6 +175,8 @@ int settings_format(const struct roceval_settings *s, const char *key, char *buf
 		snprintf(buf, len, "%s", s->enforce ? "on" : "off");
 	} else if (!strcmp(key, "resv6")) {
 		snprintf(buf, len, "%s", s->check_resv6 ? "check" : "ignore");
+	} else if (!strcmp(key, "rd")) {
+		snprintf(buf, len, "%s", s->rd_strict ? "strict" : "dc");
 	} else if (!strcmp(key, "icrc_sample")) {
 		snprintf(buf, len, "%u", s->icrc_sample ? s->icrc_sample : 1);
 	} else if (!strcmp(key, "trace_rate")) {

@@ -27,6 +27,10 @@
 	  "count non-zero BTH Resv6 bits under 'reserved'; default ignore: the byte is"         \
 	  SETTING_BREAK "outside the ICRC, so the path may rewrite it, and some NICs set bit 4" \
 	  SETTING_BREAK "on every request")                                                     \
+	X(rd, "dc|strict",                                                                     \
+	  "how RD-range opcodes (0x40-0x5F) are parsed; default dc: as mlx5 DC, the only"      \
+	  SETTING_BREAK "RoCE traffic that uses them (a 20-byte header after the BTH, see the"  \
+	  SETTING_BREAK "README); strict: as IBA RD (RDETH, DETH on requests)")                \
 	X(icrc_sample, "N",                                                                     \
 	  "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)")              \
 	X(trace_rate, "N",                                                                      \

@@ -8,7 +8,7 @@
  *    observe mode, and in enforce mode drops exactly the RoCEv2 frames that
  *    broke an error-severity rule;
  *  - `frames` grows by one per frame; `roce` by one exactly when an
- *    independent parser here says the frame is addressed to RoCEv2;
+ *    independent parser here says the frame is RoCE (RoCEv2 or RoCEv1);
  *  - each RoCEv2 frame lands in exactly one of icrc_ok, icrc_bad,
  *    icrc_unchecked, icrc_skipped, the one that a CRC computed here with
  *    zlib predicts, and an unchecked ICRC is explained by a rule;
@@ -19,8 +19,12 @@
  *  - the flow table, when the object has one, never holds more entries than
  *    its size.
  *
+ * RoCEv1 frames (EtherType 0x8915, GRH, BTH) count as RoCE too; mutations
+ * reach them by rewriting the EtherType.
+ *
  * Seeds are valid frames of every opcode of every transport (built from
- * roce_ops[]), IPv4 and IPv6, 0-2 VLAN tags.  Everything is derived from
+ * roce_ops[]; the RD range laid out as mlx5 DC, the default), IPv4 and
+ * IPv6, 0-2 VLAN tags.  Everything is derived from
  * the seed given with -S, so a reported frame can be reproduced.
  */
 #include <errno.h>
@@ -102,7 +106,32 @@ struct expect {
 	bool icrc_ok;	 /* meaningful when the ICRC can be checked */
 	uint32_t l3, iphl, dlen;
 	bool ipv6;
+	bool v1; /* RoCEv1: a GRH, no UDP */
 };
+
+/* The ICRC of the datagram at l3 as rocev2.md section 5 (RoCEv1: section 7) defines it. */
+static uint32_t oracle_icrc(const uint8_t *l3, const struct expect *e)
+{
+	static uint8_t buf[8 + 65536];
+	uint8_t *ip = buf + 8, *udp = ip + e->iphl;
+
+	memset(buf, 0xFF, 8);
+	memcpy(ip, l3, e->dlen);
+	if (e->ipv6) {
+		ip[0] |= 0x0F;
+		ip[1] = ip[2] = ip[3] = 0xFF;
+		ip[7] = 0xFF;
+	} else {
+		ip[1] = ip[8] = ip[10] = ip[11] = 0xFF;
+	}
+	if (e->v1) {
+		ip[40 + 4] = 0xFF;
+	} else {
+		udp[6] = udp[7] = 0xFF;
+		udp[8 + 4] = 0xFF;
+	}
+	return crc32(0, buf, 8 + e->dlen - 4);
+}
 
 static void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
 {
@@ -149,6 +178,18 @@ static void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
 		}
 		if (nh != 17)
 			return;
+	} else if (proto == 0x8915) {
+		if (off + 40 > len || d[off] >> 4 != 6 || d[off + 6] != 0x1B)
+			return;
+		e->roce = e->ipv6 = e->v1 = true;
+		e->iphl = 40;
+		iplen = 40 + get16(d + off + 4);
+		if (iplen > len - off || iplen - 40 < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+			e->length_bad = true;
+			return;
+		}
+		e->dlen = iplen;
+		goto icrc;
 	} else {
 		return;
 	}
@@ -164,36 +205,22 @@ static void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
 		return;
 	}
 	e->dlen = e->iphl + udplen;
+icrc:
 	if (e->dlen > ROCEVAL_MAX_DATAGRAM) {
 		e->too_big = true;
 		return;
 	}
 	{
-		static uint8_t buf[8 + 65536];
-		uint32_t n = 8 + e->dlen - 4, found;
 		const uint8_t *ic = d + off + e->dlen - 4;
-		uint8_t *ip = buf + 8, *udp = ip + e->iphl;
+		uint32_t found = ic[0] | ic[1] << 8 | ic[2] << 16 | (uint32_t)ic[3] << 24;
 
-		memset(buf, 0xFF, 8);
-		memcpy(ip, d + off, e->dlen);
-		if (e->ipv6) {
-			ip[0] |= 0x0F;
-			ip[1] = ip[2] = ip[3] = 0xFF;
-			ip[7] = 0xFF;
-		} else {
-			ip[1] = ip[8] = ip[10] = ip[11] = 0xFF;
-		}
-		udp[6] = udp[7] = 0xFF;
-		udp[8 + 4] = 0xFF;
-		found = ic[0] | ic[1] << 8 | ic[2] << 16 | (uint32_t)ic[3] << 24;
-		e->icrc_ok = crc32(0, buf, n) == found;
+		e->icrc_ok = oracle_icrc(d + off, e) == found;
 	}
 }
 
 /* Rewrites the ICRC of a frame from the lengths its headers claim, when they are usable. */
 static void fix_icrc(struct frame *f)
 {
-	static uint8_t buf[8 + 65536];
 	struct expect e;
 	uint32_t crc;
 	uint8_t *ic;
@@ -201,16 +228,7 @@ static void fix_icrc(struct frame *f)
 	expect_frame(f->d, f->len, &e);
 	if (!e.roce || e.fragment || e.length_bad || e.too_big)
 		return;
-	memset(buf, 0xFF, 8);
-	memcpy(buf + 8, f->d + e.l3, e.dlen);
-	if (e.ipv6) {
-		buf[8] |= 0x0F;
-		buf[9] = buf[10] = buf[11] = buf[15] = 0xFF;
-	} else {
-		buf[9] = buf[16] = buf[18] = buf[19] = 0xFF;
-	}
-	buf[8 + e.iphl + 6] = buf[8 + e.iphl + 7] = buf[8 + e.iphl + 12] = 0xFF;
-	crc = crc32(0, buf, 8 + e.dlen - 4);
+	crc = oracle_icrc(f->d + e.l3, &e);
 	ic = f->d + e.l3 + e.dlen - 4;
 	ic[0] = crc;
 	ic[1] = crc >> 8;
@@ -280,7 +298,7 @@ static void build_seed(struct frame *f, const struct seed *sd)
 		xth = ROCE_CNP_RESERVED_LEN;
 	} else {
 		op = &roce_ops[sd->opcode & 0x1F];
-		hdrs = roce_transport_hdr_len(transport, op->flags);
+		hdrs = roce_transport_hdr_len(transport, sd->opcode, op->flags, 1); /* rd=dc, the default */
 		xth = op->xth_len;
 		payload = pick_payload(op, sd->pmtu);
 		pad = (4 - payload % 4) % 4;
@@ -707,7 +725,7 @@ static void push(const struct frame *f, enum mode mode)
 
 	memset(d, 0, sizeof(*d));
 	expect_frame(f->d, f->len, &e);
-	err = replay_frame(batch, f->d, f->len);
+	err = replay_frame(batch, f->d, f->len, f->len);
 	if (err) {
 		violation(f, mode, "the batch program refused the frame: %s", strerror(-err));
 		return;
