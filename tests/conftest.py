@@ -11,6 +11,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 ROCEVAL = Path(os.environ.get("ROCEVAL_BIN", ROOT / "roceval"))
 CAPTURES = Path(os.environ.get("ROCEVAL_CAPTURES", ROOT.parent / "shared" / "captures"))
+PIN_ROOT = Path("/sys/fs/bpf/roceval")
+
+
+def pin_dir(ifname=None, netns=None):
+    """Where roceval pins IFNAME's attachment in network namespace NETNS (a name under
+    /run/netns; None: this process's), or that namespace's directory without IFNAME."""
+    ns = f"/run/netns/{netns}" if netns else "/proc/self/ns/net"
+    d = PIN_ROOT / f"netns-{os.stat(ns).st_ino}"
+    return d / ifname if ifname else d
 
 
 def run(*args, check=False, timeout=120, netns=None, **kw):
@@ -76,9 +85,10 @@ class Netns:
 
     def destroy(self):
         for ns in (self.tx, self.rx):
+            # pins of interfaces that vanish with their namespace
+            if os.path.exists(f"/run/netns/{ns}"):
+                subprocess.run(["rm", "-rf", str(pin_dir(netns=ns))], capture_output=True)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        # pins of an interface that vanished with its namespace
-        subprocess.run(["rm", "-rf", f"/sys/fs/bpf/roceval/{self.if_rx}"], capture_output=True)
 
     def mac(self, netns, ifname):
         out = subprocess.run(["ip", "-n", netns, "-j", "link", "show", ifname], check=True,

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CAPTURES, ROCEVAL, ROOT, nonzero_rules, replay_json, run
+from conftest import CAPTURES, ROCEVAL, ROOT, nonzero_rules, replay_json, pin_dir, run
 
 CAPTURE = CAPTURES / "rc-send-ack-ipv4.pcap"
-PIN_ROOT = "/sys/fs/bpf/roceval"
 
 # Sends every frame of a pcap out of an interface through AF_PACKET, in order.
 SENDER = r"""
@@ -254,7 +253,7 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
     assert d.stop() == 0
     assert "left attached" in d.stderr()
     assert xdp_prog_id(netns) == prog
-    assert os.path.isdir(f"{PIN_ROOT}/{netns.if_rx}")
+    assert os.path.isdir(pin_dir(netns.if_rx, netns.rx))
 
 
 def test_slow_client_does_not_block(netns, daemons, tmp_path):
@@ -308,7 +307,7 @@ def test_second_daemon_refuses(netns, daemons, tmp_path):
               timeout=20)
     assert res.returncode == 1
     assert res.stderr.strip() == (f"roceval: {netns.if_rx}: already served by another roceval daemon "
-                                  f"(pid {d.proc.pid}, lock /run/roceval/daemon-{netns.if_rx}.lock)")
+                                  f"(pid {d.proc.pid}, lock /run/roceval/daemon-{pin_dir(netns=netns.rx).name}-{netns.if_rx}.lock)")
     assert d.proc.poll() is None
     assert get(netns, port)["status"] == "HTTP/1.1 200 OK"
 
@@ -316,7 +315,7 @@ def test_second_daemon_refuses(netns, daemons, tmp_path):
     res = run("daemon", "--listen", f"127.0.0.1:{port}", "--interface", "lo", netns=netns.rx,
               timeout=20)
     assert (res.returncode, res.stderr) == (1, f"roceval: listen 127.0.0.1:{port}: Address already in use\n")
-    assert not os.path.exists("/sys/fs/bpf/roceval/lo")
+    assert not os.path.exists(pin_dir("lo", netns.rx))
 
 
 def test_sighup(netns, daemons, tmp_path, traffic):
@@ -365,7 +364,7 @@ def test_sigterm_detaches_when_configured(netns, daemons, tmp_path):
     assert xdp_prog_id(netns) is None
     assert "xdp" not in subprocess.run(["ip", "-n", netns.rx, "link", "show", netns.if_rx],
                                        capture_output=True, text=True).stdout
-    assert not os.path.exists(f"{PIN_ROOT}/{netns.if_rx}")
+    assert not os.path.exists(pin_dir(netns.if_rx, netns.rx))
 
 
 def test_config_errors(tmp_path):
@@ -398,8 +397,8 @@ def test_missing_interface_fails_cleanly(tmp_path):
     res = run("daemon", "--config", conf, timeout=20)
     assert res.returncode == 1
     assert res.stderr == "roceval: rvnosuch0: no such interface\n"
-    assert not os.path.exists(f"{PIN_ROOT}/rvnosuch0")
-    Path("/run/roceval/daemon-rvnosuch0.lock").unlink()
+    assert not os.path.exists(pin_dir("rvnosuch0"))
+    Path(f"/run/roceval/daemon-{pin_dir().name}-rvnosuch0.lock").unlink()
 
 
 def test_help_documents_every_key():
@@ -436,7 +435,7 @@ def test_label_values_escaped(netns, daemons, tmp_path):
         d.stop()
     finally:
         subprocess.run([str(ROCEVAL), "detach", odd], capture_output=True)
-        subprocess.run(["rm", "-rf", f"{PIN_ROOT}/{odd}"], capture_output=True)
+        subprocess.run(["rm", "-rf", str(pin_dir(odd, netns.rx))], capture_output=True)
 
 
 @pytest.fixture
@@ -515,7 +514,7 @@ def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
         t = start(daemons, netns, conf, port, "--listen", "none", "--interface", netns.if_tx,
                   where=netns.tx)
         assert t.stop() == 0
-        assert os.path.isdir(f"{PIN_ROOT}/{netns.if_tx}")
+        assert os.path.isdir(pin_dir(netns.if_tx, netns.tx))
 
         # no interface line: serve what is attached here, and only that
         b = start(daemons, netns, conf, port)
@@ -536,8 +535,8 @@ def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
         assert b.stop() == 0
     finally:
         subprocess.run(["ip", "-n", netns.rx, "link", "del", extra], capture_output=True)
-        for ifname in (extra, netns.if_tx):
-            subprocess.run(["rm", "-rf", f"{PIN_ROOT}/{ifname}"], capture_output=True)
+        for ifname, ns in ((extra, netns.rx), (netns.if_tx, netns.tx)):
+            subprocess.run(["rm", "-rf", str(pin_dir(ifname, ns))], capture_output=True)
 
 
 def test_prometheus_scrapes_it(netns, daemons, tmp_path, traffic):

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 import roce
-from conftest import CAPTURES, ROCEVAL, replay_json, run
+from conftest import CAPTURES, PIN_ROOT, ROCEVAL, replay_json, pin_dir, run
 
-PIN_ROOT = Path("/sys/fs/bpf/roceval")
 NOBODY = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 ROOT_LINE = "roceval: must run as root (BPF needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)\n"
 
@@ -29,8 +28,8 @@ def as_nobody(*args, **kw):
 
 def test_pins_are_root_only(netns):
     run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)
-    pins = PIN_ROOT / netns.if_rx
-    for d in (PIN_ROOT, pins):
+    pins = pin_dir(netns.if_rx, netns.rx)
+    for d in (PIN_ROOT, pins.parent, pins):
         st = d.stat()
         assert (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid) == (0o700, 0, 0), d
     entries = list(pins.iterdir())
@@ -116,7 +115,7 @@ def run_daemon(netns, *args):
 def stop_daemon(proc, netns):
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=20)
-    for lock in Path("/run/roceval").glob(f"daemon-{netns.if_rx}.lock"):
+    for lock in Path("/run/roceval").glob(f"daemon-*-{netns.if_rx}.lock"):
         lock.unlink()
 
 
