@@ -123,12 +123,12 @@ def metrics(ns, port):
 class Daemon:
     count = 0
 
-    def __init__(self, ns, conf, port, *args, where=None):
+    def __init__(self, ns, conf, port, *args, where=None, wrap=()):
         Daemon.count += 1
         self.ns, self.port = ns, port
         self.out = open(conf.parent / f"daemon{Daemon.count}.out", "w+")
         self.err = open(conf.parent / f"daemon{Daemon.count}.err", "w+")
-        self.proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{where or ns.rx}", str(ROCEVAL),
+        self.proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{where or ns.rx}", *wrap, str(ROCEVAL),
                                       "daemon", "--config", str(conf), *args],
                                      stdout=self.out, stderr=self.err)
 
@@ -177,8 +177,8 @@ def write_conf(path, ns, port, *extra):
     return path
 
 
-def start(daemons, ns, conf, port, *args, where=None):
-    d = Daemon(ns, conf, port, *args, where=where)
+def start(daemons, ns, conf, port, *args, where=None, wrap=()):
+    d = Daemon(ns, conf, port, *args, where=where, wrap=wrap)
     daemons.append(d)
     return d.wait_ready()
 
@@ -463,7 +463,10 @@ def test_deploy_config_files(deploy, tmp_path):
     vols = {v["name"]: v for v in pod["volumes"]}
     assert mounts["bpffs"] == "/sys/fs/bpf" and vols["bpffs"]["hostPath"]["path"] == "/sys/fs/bpf"
     assert mounts["run"] == "/run/roceval" and vols["run"]["hostPath"]["path"] == "/run/roceval"
-    assert c["command"][:2] == ["/usr/local/sbin/roceval", "daemon"]
+    # the image installs the Debian package, which puts the binary in /usr/sbin
+    assert c["command"][:2] == ["/usr/sbin/roceval", "daemon"]
+    assert c["securityContext"]["privileged"] is False
+    assert c["securityContext"]["capabilities"]["drop"] == ["ALL"]
 
     for args in (["check", "config", deploy / "prometheus.yml"],
                  ["check", "rules", deploy / "roceval-alerts.yml"]):
@@ -499,6 +502,26 @@ def test_systemd_unit(deploy, tmp_path):
                                                                      str(ROCEVAL)))
     res = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout + res.stderr == "", res.stdout + res.stderr
+
+
+def test_the_units_capabilities_run_the_daemon(netns, daemons, deploy, tmp_path, traffic):
+    """What the unit grants, and no uid 0, is enough: attach, serve, count, leave attached."""
+    unit = (deploy / "roceval.service").read_text()
+    caps = re.search(r"^AmbientCapabilities=(.*)$", unit, re.M).group(1).split()
+    assert re.search(r"^CapabilityBoundingSet=(.*)$", unit, re.M).group(1).split() == caps
+    assert re.search(r"^User=(\w+)$", unit, re.M).group(1) != "root"
+    setcaps = ",".join("+" + c.removeprefix("CAP_").lower() for c in caps)
+    wrap = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+            f"--inh-caps=-all,{setcaps}", f"--ambient-caps=-all,{setcaps}", f"--bounding-set=-all,{setcaps}"]
+    port = 9435 + os.getpid() % 1000
+    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port, wrap=wrap)
+    assert f"roceval: {netns.if_rx}: attached (native mode, program {xdp_prog_id(netns)})" in d.stderr()
+    pcap, want = traffic
+    send(netns, pcap)
+    assert wait_for(lambda: metrics(netns, port).get("roceval_roce_total") == want["roce"])
+    assert d.stop() == 0
+    assert xdp_prog_id(netns) is not None
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
 
 
 def test_adopt_all_without_interfaces(netns, daemons, tmp_path):

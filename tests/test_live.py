@@ -443,7 +443,9 @@ def test_stats_watch(netns, pcaps, tmp_path):
 def test_needs_root(args):
     res = run("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ROCEVAL, *args)
     assert (res.returncode, res.stdout) == (1, "")
-    assert res.stderr == "roceval: must run as root (BPF needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)\n"
+    assert res.stderr == ("roceval: needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON, and CAP_DAC_OVERRIDE "
+                          "unless uid 0 (missing: CAP_BPF CAP_NET_ADMIN CAP_PERFMON CAP_DAC_OVERRIDE); "
+                          "run as root or grant them\n")
 
 
 def test_multiprog_beside_another_program(netns, tmp_path):

@@ -361,7 +361,7 @@ static int do_bench(int argc, char **argv)
 	}
 	if (optind != argc)
 		return command_usage_error(&cmd_bench, "unexpected argument '%s'", argv[optind]);
-	if (require_root())
+	if (require_caps(false))
 		return 1;
 
 	frames = calloc(NFRAMES, sizeof(*frames));

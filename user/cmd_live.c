@@ -112,7 +112,7 @@ static int open_iface_arg(const struct command *cmd, int argc, char **argv, stru
 		ifname = argv[optind++];
 	if (optind < argc)
 		return -command_usage_error(cmd, "one interface at a time ('%s'?)", argv[optind]);
-	if (require_root())
+	if (require_caps(true))
 		return -1;
 	n = open_ifaces(ifname, li, MAX_IFACES);
 	return n < 0 ? -1 : n;
@@ -247,7 +247,7 @@ static int do_attach(int argc, char **argv)
 	}
 	if (!ifname)
 		return command_usage_error(&cmd_attach, "an interface is required");
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 	ret = live_attach(ifname, mode, multiprog, &cfg, &li);
 	if (ret)
@@ -314,7 +314,7 @@ static int do_detach(int argc, char **argv)
 	if (stale == !!ifname)
 		return command_usage_error(&cmd_detach, ifname ? "an interface or --stale, not both"
 							       : "an interface is required");
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 	if (stale) {
 		err = live_detach_stale(all);
@@ -482,7 +482,7 @@ static int do_status(int argc, char **argv)
 	}
 	if (all && ifname)
 		return command_usage_error(&cmd_status, "an interface or --all, not both");
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 	if (live_init())
 		return 1;
@@ -698,7 +698,7 @@ static int do_config(int argc, char **argv)
 
 	if (argc < 2 || argv[1][0] == '-')
 		return command_usage_error(&cmd_config, "an interface is required");
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 	if (live_open_report(argv[1], &li))
 		return 1;

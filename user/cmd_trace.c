@@ -547,7 +547,7 @@ static int do_trace(int argc, char **argv)
 		ifname = argv[optind++];
 	if (optind < argc)
 		return command_usage_error(&cmd_trace, "one interface at a time ('%s'?)", argv[optind]);
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 
 	if (ifname) {

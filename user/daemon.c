@@ -827,7 +827,7 @@ static int do_daemon(int argc, char **argv)
 		printf("%s: OK\n", d.config_path ?: "options");
 		return 0;
 	}
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 	libbpf_setup_logging();
 	if (live_ensure_bpffs())

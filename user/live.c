@@ -818,7 +818,7 @@ int live_open_report(const char *ifname, struct live_iface *out)
 	} else if (err == -EXDEV) {
 		/* live_init() said why */
 	} else if (err == -EPERM || err == -EACCES) {
-		pr_warn("%s: Couldn't open the pins: %s (are you root?)", ifname, strerror(-err));
+		pr_warn("%s: Couldn't open the pins: %s (they are root's)", ifname, strerror(-err));
 	} else if (err) {
 		pr_warn("%s: Couldn't open the pins: %s", ifname, strerror(-err));
 	}
@@ -843,6 +843,35 @@ static __u64 fd_memlock(int fd)
 	return v;
 }
 
+/* Sums what the kernel charges for the maps pinned in li's directory (prog and link are not maps). */
+static int pinned_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (pin_path_ns(dir, sizeof(dir), li->netns, li->ifname, NULL) || !(d = opendir(dir)))
+		return -errno ?: -ENAMETOOLONG;
+	while ((de = readdir(d))) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "prog") || !strcmp(de->d_name, "link"))
+			continue;
+		fd = pin_get_ns(li->netns, li->ifname, de->d_name);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			*bytes += fd_memlock(fd);
+			(*nmaps)++;
+		}
+		close(fd);
+	}
+	closedir(d);
+	return 0;
+}
+
 int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 {
 	__u32 ids[64], nids = 64;
@@ -852,7 +881,10 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 
 	*bytes = 0;
 	*nmaps = 0;
+	/* by id, the program's own .rodata and .bss too; that takes CAP_SYS_ADMIN */
 	fd = bpf_prog_get_fd_by_id(li->prog_id);
+	if (fd < 0 && errno == EPERM)
+		return pinned_memory(li, bytes, nmaps);
 	if (fd < 0)
 		return -errno;
 	info.nr_map_ids = nids;

@@ -39,7 +39,7 @@ struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 	err = roceval_bpf__load(skel);
 	if (err) {
 		pr_warn("Couldn't load the BPF program: %s%s", strerror(-err),
-			err == -EPERM ? " (are you root?)" : verbose ? "" : " (run with -v for the verifier log)");
+			err == -EPERM ? " (CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON are needed)" : verbose ? "" : " (run with -v for the verifier log)");
 		roceval_bpf__destroy(skel);
 		return NULL;
 	}
