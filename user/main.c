@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "common.h"
+#include "manpage.h"
 
 extern const struct command cmd_bench, cmd_daemon, cmd_replay, cmd_rules;
 extern const struct command cmd_gen;
@@ -55,6 +56,13 @@ int command_usage_error(const struct command *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+static const char global_options[] =
+	"  -v, --verbose  more detail (repeat for libbpf debug output)\n"
+	"  --netns NS     act in network namespace NS (a name 'ip netns' knows, or a path\n"
+	"                 such as /proc/PID/ns/net) instead of this process's own\n"
+	"  -h, --help     this text; 'roceval help COMMAND' for a command\n"
+	"  -V, --version  print the version\n";
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: roceval [-v] COMMAND [ARGS]\n\n"
@@ -62,13 +70,10 @@ static void usage(FILE *f)
 		   "protocol's rules; count each violation.  Commands:\n\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
-	fprintf(f, "\nOptions:\n"
-		   "  -v, --verbose  more detail (repeat for libbpf debug output)\n"
-		   "  --netns NS     act in network namespace NS (a name 'ip netns' knows, or a path\n"
-		   "                 such as /proc/PID/ns/net) instead of this process's own\n"
-		   "  -h, --help     this text; 'roceval help COMMAND' for a command\n"
-		   "  -V, --version  print the version\n\n"
-		   "Any unique prefix of a command works ('roceval rep' is 'roceval replay').\n");
+	fprintf(f, "\nOptions:\n%s\n"
+		   "Any unique prefix of a command works ('roceval rep' is 'roceval replay').\n"
+		   "'roceval help --man' writes the manual page, roceval(8).\n",
+		global_options);
 }
 
 /*
@@ -165,6 +170,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 == argc) {
 			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i + 1], "--man")) {
+			print_manpage(stdout, commands, NCOMMANDS, global_options);
 			return 0;
 		}
 		cmd = find_command(argv[i + 1]);
