@@ -8,6 +8,10 @@
  * Every frame is read with bpf_xdp_load_bytes() rather than direct packet
  * access: it works the same on linear and multi-buffer frames and on a frame
  * at any offset of a replay batch, and costs one small copy per frame.
+ *
+ * Where another program holds an interface's XDP hook and cannot share it,
+ * roceval_tc runs the same validation at tc ingress (tcx), reading the
+ * socket buffer with bpf_skb_load_bytes() instead.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,6 +31,21 @@
 #define UDP_HLEN 8
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * One frame body for both contexts: frame_body() is inlined into one global
+ * function per context with `tc` a constant, so each keeps only the helper
+ * its program type may call, and the validation cannot differ between them.
+ */
+static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, __u32 len)
+{
+	return tc ? bpf_skb_load_bytes(ctx, off, to, len) : bpf_xdp_load_bytes(ctx, off, to, len);
+}
+
+static __always_inline __u32 frame_ifindex(void *ctx, bool tc)
+{
+	return tc ? ((struct __sk_buff *)ctx)->ifindex : ((struct xdp_md *)ctx)->ingress_ifindex;
+}
 
 /* What the flow table and the trace need of a validated frame, filled as it is parsed. */
 struct frame_info {
@@ -297,12 +316,8 @@ static __always_inline bool payload_size_bad(const struct roce_op *op, __u32 pay
 	return false;
 }
 
-/*
- * Validates one frame of `len` bytes starting at `base` in the XDP buffer.
- * A global function: the verifier checks it once, not once per caller, and
- * the replay program calls it in a loop.
- */
-__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
+/* Validates one frame of `len` bytes starting at `base`; XDP_PASS or XDP_DROP. */
+static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len)
 {
 	__u32 zero = 0;
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
@@ -332,7 +347,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	barrier_var(n);
 	if (n < ETH_HLEN || n > ROCEVAL_L2L4_MAX)
 		return XDP_PASS;
-	if (bpf_xdp_load_bytes(ctx, base, s->l2l4, n))
+	if (frame_load(ctx, tc, base, s->l2l4, n))
 		return XDP_PASS;
 	if (!parse_l2l4(s->l2l4, n, cfg, &li))
 		return XDP_PASS;
@@ -377,7 +392,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	if (check_icrc)
 		lead = icrc_layout(s->buf, dlen);
 	buf = s->buf + (lead & (CRC_LANE - 1));
-	if (bpf_xdp_load_bytes(ctx, base + li.l3, buf + ROCE_LRH_MASK_LEN, copy))
+	if (frame_load(ctx, tc, base + li.l3, buf + ROCE_LRH_MASK_LEN, copy))
 		goto verdict;
 	fi->ipv6 = li.ipv6;
 	if (li.ipv6) {
@@ -559,7 +574,7 @@ verdict:
 	if (fi->has_bth)
 		flow_update(s, cnt, cfg, len);
 	if (cfg->trace_on && s->rules)
-		trace_sample(ctx, base, len, s, cfg, cnt);
+		trace_sample(ctx, tc, base, len, s, cfg, cnt);
 	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
 		cnt->total[TOTAL_DROPPED]++;
 		return XDP_DROP;
@@ -567,10 +582,36 @@ verdict:
 	return XDP_PASS;
 }
 
+/*
+ * Global functions: the verifier checks each once, not once per caller, and
+ * the replay program calls roceval_frame in a loop.
+ */
+__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
+{
+	return frame_body(ctx, false, base, len);
+}
+
+__noinline int roceval_frame_skb(struct __sk_buff *skb, __u32 len)
+{
+	return frame_body(skb, true, 0, len);
+}
+
 SEC("xdp")
 int roceval_xdp(struct xdp_md *ctx)
 {
 	return roceval_frame(ctx, 0, bpf_xdp_get_buff_len(ctx));
+}
+
+/*
+ * tc ingress through a tcx link, beside whatever holds the XDP hook: it sees
+ * the frames that program passed on, VLAN tags already taken out of the
+ * frame by the stack.  TCX_NEXT hands each frame on to the next program, as
+ * XDP_PASS does; only enforce drops.
+ */
+SEC("tc")
+int roceval_tc(struct __sk_buff *skb)
+{
+	return roceval_frame_skb(skb, skb->len) == XDP_DROP ? TCX_DROP : TCX_NEXT;
 }
 
 /*

@@ -229,7 +229,7 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
             in r["body"]
         assert f"# TYPE {name} counter" in r["body"]
         assert f'{name}{{interface="{netns.if_rx}",severity="{rule["severity"]}"}}' in r["body"]
-    assert f'roceval_attached_info{{interface="{netns.if_rx}",mode="native",' \
+    assert f'roceval_attached_info{{interface="{netns.if_rx}",mode="native",hook="xdp",' \
         f'prog_id="{xdp_prog_id(netns)}"}} 1' in r["body"]
 
     # the JSON lines' deltas add up to what was sent
@@ -374,7 +374,7 @@ def test_config_errors(tmp_path):
         ("\n# c\nlisten = localhost:80\n",
          "3: listen = localhost:80: expected IPv4:PORT, [IPv6]:PORT or none"),
         ("interval = 0\n", "1: interval = 0: expected whole seconds, 1-86400"),
-        ("mode = fast\n", "1: mode = fast: expected native, generic or auto"),
+        ("mode = fast\n", "1: mode = fast: expected native, generic, auto or tc"),
         ("interface = a/b\n", "1: interface = a/b: not a valid interface name"),
         ("interface = x\ninterface = x\n", "2: interface = x: listed twice"),
         ("just words\n", "1: expected 'key = value', found 'just words'"),

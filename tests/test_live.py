@@ -10,6 +10,7 @@ everything about RoCEv2 exactly.
 """
 import json
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -448,21 +449,73 @@ def test_needs_root(args):
                           "run as root or grant them\n")
 
 
-def test_multiprog_beside_another_program(netns, tmp_path):
-    """--multiprog runs through libxdp's dispatcher, or fails cleanly where the kernel refuses it."""
-    res = run("attach", netns.if_rx, "--multiprog", "--mode", "generic", netns=netns.rx)
-    if res.returncode != 0:
-        # e.g. a kernel or container that refuses freplace programs: nothing may be left behind
-        assert res.stderr == (f"roceval: {netns.if_rx}: libxdp could not load its dispatcher on this kernel "
-                              "(run with -v for why); attach without --multiprog\n")
-        assert res.returncode == 1 and xdp_prog_id(netns) is None
-        assert not pin_dir(netns.if_rx, netns.rx).exists()
-        pytest.skip("libxdp's dispatcher cannot load here (xdp-loader falls back the same way)")
-    assert "libxdp dispatcher" in res.stdout
+# Another XDP program, as a DDoS filter or load balancer on a production NIC would be.
+OTHER_XDP = r"""
+struct xdp_md;
+__attribute__((section("xdp"), used)) int other_pass(struct xdp_md *ctx) { return 2; /* XDP_PASS */ }
+char _license[] __attribute__((section("license"), used)) = "GPL";
+"""
+
+
+def attach_other_xdp(ns, how, tmp_path):
+    """Attaches a pass-everything XDP program to the rx interface; returns its program id."""
+    src, obj = tmp_path / "other.c", tmp_path / "other.o"
+    src.write_text(OTHER_XDP)
+    subprocess.run(["clang", "-target", "bpf", "-O2", "-g", "-c", src, "-o", obj], check=True)
+    if how == "ip":
+        subprocess.run(["ip", "-n", ns.rx, "link", "set", "dev", ns.if_rx, "xdp", "obj", obj, "sec", "xdp"],
+                       check=True, capture_output=True)
+    else:
+        if not shutil.which("xdp-loader"):
+            pytest.skip("xdp-loader (Debian package xdp-tools) is not installed")
+        run("/usr/sbin/xdp-loader", "load", "-m", "native", ns.if_rx, obj, netns=ns.rx, check=True)
+    prog = xdp_prog_id(ns)
+    assert prog is not None
+    return prog
+
+
+@pytest.mark.parametrize("how", ["ip", "libxdp"])
+def test_multiprog_beside_another_program(netns, pcaps, tmp_path, how):
+    """Beside another XDP program: attach succeeds, counts equal replay, detach leaves it in place."""
+    want = replay_json(pcaps["both"])
+    other = attach_other_xdp(netns, how, tmp_path)
+    res = run("attach", netns.if_rx, netns=netns.rx)
+    assert (res.returncode, res.stderr) == (1, f"roceval: {netns.if_rx}: already has XDP program {other} "
+                                               "(other_pass); detach it or use --multiprog\n")
+
+    res = run("attach", netns.if_rx, "--multiprog", netns=netns.rx, check=True)
     st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
-    assert st["multiprog"] is True and st["mode"] == "generic"
+    if st["hook"] == "xdp":  # libxdp's dispatcher runs here: both programs are its components
+        assert st["multiprog"] is True and "libxdp dispatcher" in res.stdout
+    else:  # the kernel refuses freplace, or the other program is not a dispatcher's
+        assert (st["hook"], st["mode"], st["multiprog"]) == ("tc", "tc", False)
+        assert xdp_prog_id(netns) == other
+        assert res.stdout.startswith(f"{netns.if_rx}: attached roceval (program {st['program_id']}, tc mode)")
+        assert res.stderr == (f"roceval: {netns.if_rx}: libxdp's dispatcher cannot run here (-v says why): "
+                              "attached at tc ingress instead, where it sees what the XDP program passes on\n")
+        text = run("status", netns.if_rx, netns=netns.rx, check=True).stdout
+        assert text.startswith(f"{netns.if_rx}: tc ingress (tcx link), program {st['program_id']}, ")
+
+    send(netns, pcaps["both"], tmp_path)
+    assert_same_as_replay(wait_roce(netns, want["roce"]), want)
+
     run("detach", netns.if_rx, netns=netns.rx, check=True)
-    assert xdp_prog_id(netns) is None
+    assert xdp_prog_id(netns) == other
+    assert not pin_dir(netns.if_rx, netns.rx).exists()
+
+
+def test_tc_mode_counts_equal_replay(netns, pcaps, tmp_path):
+    """--mode tc by itself: the same validation at tc ingress, and nothing at the XDP hook."""
+    want = replay_json(pcaps["both"])
+    res = run("attach", netns.if_rx, "--mode", "tc", netns=netns.rx, check=True)
+    assert res.stderr == "" and xdp_prog_id(netns) is None
+    st = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)
+    assert [(s["interface"], s["hook"], s["mode"]) for s in st] == [(netns.if_rx, "tc", "tc")]
+    send(netns, pcaps["both"], tmp_path)
+    live = wait_roce(netns, want["roce"])
+    assert_same_as_replay(live, want)
+    assert live["flows"] == want["flows"]
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
     assert not pin_dir(netns.if_rx, netns.rx).exists()
 
 

@@ -167,6 +167,8 @@ static int parse_mode(const char *s, enum live_mode *mode)
 		*mode = LIVE_MODE_GENERIC;
 	else if (!strcmp(s, "auto"))
 		*mode = LIVE_MODE_AUTO;
+	else if (!strcmp(s, "tc"))
+		*mode = LIVE_MODE_TC;
 	else
 		return -EINVAL;
 	return 0;
@@ -218,7 +220,7 @@ static int do_attach(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "m:s:", opts, &idx)) != -1) {
 		if (opt == 'm') {
 			if (parse_mode(optarg, &mode))
-				return command_usage_error(&cmd_attach, "--mode %s: expected native, generic or auto",
+				return command_usage_error(&cmd_attach, "--mode %s: expected native, generic, auto or tc",
 							   optarg);
 		} else if (opt == OPT_MULTIPROG) {
 			multiprog = true;
@@ -272,11 +274,17 @@ const struct command cmd_attach = {
 		"through /proc/1/root, or refuses when that is out of reach: a bpffs of that\n"
 		"namespace would vanish, and the attachment with it, when the command exits.\n\n"
 		"If IFACE already runs an XDP program, attach fails and names it: detach it first,\n"
-		"or use --multiprog to run beside it through libxdp's dispatcher.\n\n"
+		"or use --multiprog to run beside it.  That goes through libxdp's dispatcher where it\n"
+		"can (the other program attached through libxdp too, and a kernel that runs freplace\n"
+		"programs), else at tc ingress through a tcx link (kernel 6.6 or later), after the XDP\n"
+		"program: roceval then sees the frames it passes on, with VLAN tags already taken out\n"
+		"of the frame.  status says which hook is in use.\n\n"
 		"Options:\n"
-		"  -m, --mode MODE   native (driver hook), generic (skb hook, any interface, slower)\n"
-		"                    or auto (default: native where the driver supports it)\n"
-		"      --multiprog   attach through libxdp's dispatcher (xdp-loader compatible)\n"
+		"  -m, --mode MODE   native (driver hook), generic (skb hook, any interface, slower),\n"
+		"                    auto (default: native where the driver supports it), or tc\n"
+		"                    (tc ingress, not XDP: beside any XDP program, kernel 6.6+)\n"
+		"      --multiprog   beside the XDP program already there: libxdp's dispatcher\n"
+		"                    (xdp-loader compatible) where it can run, else tc ingress\n"
 		"  -s, --set K=V     a setting, as 'roceval config' takes them; also plain K=V\n"
 		"                    arguments and --KEY VALUE options\n"
 		"      --flows N     flow table entries (also flows=N), fixed while attached;\n"
@@ -287,7 +295,8 @@ const struct command cmd_attach = {
 		"Examples:\n"
 		"  roceval attach eth0\n"
 		"  roceval attach eth0 --mode generic pmtu=1024 pkeys=0xffff\n"
-		"  roceval attach eth0 --multiprog\n",
+		"  roceval attach eth0 --multiprog\n"
+		"  roceval attach eth0 --mode tc\n",
 	.run = do_attach,
 };
 
@@ -397,10 +406,10 @@ static int status_one(struct live_iface *li, bool json, bool first, bool all)
 		       "\"netns_name\": ",
 		       first ? "" : ", ", li->ifname, li->ifindex, li->netns, (unsigned long long)li->netns_ino);
 		printf(*nsname ? "\"%s\"" : "null", nsname);
-		printf(", \"this_netns\": %s, \"mode\": \"%s\", \"multiprog\": %s, "
+		printf(", \"this_netns\": %s, \"hook\": \"%s\", \"mode\": \"%s\", \"multiprog\": %s, "
 		       "\"program_id\": %u, \"attached_since\": \"%s\", \"attached_since_unix\": %lld, "
 		       "\"stale\": %s, \"enforce\": %s, \"settings\": ",
-		       li->this_netns ? "true" : "false", live_mode_name(li->mode),
+		       li->this_netns ? "true" : "false", live_hook_name(li->mode), live_mode_name(li->mode),
 		       li->multiprog ? "true" : "false", li->prog_id,
 		       iso_time(li->attached_since, since, sizeof(since)), (long long)li->attached_since,
 		       stale ? "true" : "false", cfg.enforce ? "true" : "false");
@@ -410,8 +419,9 @@ static int status_one(struct live_iface *li, bool json, bool first, bool all)
 		       (unsigned long long)c.total[TOTAL_ROCE]);
 		return 0;
 	}
-	printf("%s%s: %s mode%s, program %u, attached since %s (%s)\n", first ? "" : "\n", li->ifname,
-	       live_mode_name(li->mode), li->multiprog ? " (libxdp dispatcher)" : "", li->prog_id,
+	printf("%s%s: %s%s, program %u, attached since %s (%s)\n", first ? "" : "\n", li->ifname,
+	       li->mode == LIVE_MODE_TC ? "tc ingress (tcx link)" : live_mode_name(li->mode),
+	       li->mode == LIVE_MODE_TC ? "" : li->multiprog ? " mode (libxdp dispatcher)" : " mode", li->prog_id,
 	       since_text(li->attached_since, since, sizeof(since)),
 	       duration_text(difftime(time(NULL), li->attached_since), dur, sizeof(dur)));
 	if (all)

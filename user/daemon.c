@@ -627,6 +627,7 @@ static void serve_metrics(struct daemon *d, int fd, bool head, const struct time
 		pi[n] = (struct prom_iface){
 			.ifname = s->ifname,
 			.mode = live_mode_name(s->li.mode),
+			.hook = live_hook_name(s->li.mode),
 			.prog_id = s->li.prog_id,
 			.attached_since = s->li.attached_since,
 			.c = counters_read(s->li.counters_fd, &c[n]) ? NULL : &c[n],
@@ -890,7 +891,7 @@ const struct command cmd_daemon = {
 		"  GET /metrics on the listen address: Prometheus text format, one counter family\n"
 		"      per rule, roceval_rule_<id>_total{interface,severity}, with the rule's\n"
 		"      description as HELP; the frame totals as roceval_<id>_total{interface};\n"
-		"      roceval_attached_info{interface,mode,prog_id} and\n"
+		"      roceval_attached_info{interface,mode,hook,prog_id} and\n"
 		"      roceval_attached_since_seconds{interface}.  Values are read at each scrape.\n"
 		"  Every interval, one JSON line per interface whose counters moved:\n"
 		"      {\"time\", \"interface\", \"seconds\", \"delta\": {...}, \"total\": {...}}, with\n"
@@ -921,7 +922,7 @@ const struct command cmd_daemon = {
 		"      default " DAEMON_DEFAULT_LISTEN ".  none: no HTTP server.\n"
 		"  interval = S\n"
 		"      seconds between JSON lines and checks for removed attachments; default 10\n"
-		"  mode = native|generic|auto\n"
+		"  mode = native|generic|auto|tc\n"
 		"      how to attach an interface that is not attached yet; default auto\n"
 		"  detach_on_exit = yes|no\n"
 		"      detach every served interface when stopping; default no\n"

@@ -85,9 +85,16 @@ const char *live_mode_name(enum live_mode mode)
 		return "native";
 	case LIVE_MODE_GENERIC:
 		return "generic";
+	case LIVE_MODE_TC:
+		return "tc";
 	default:
 		return "auto";
 	}
+}
+
+const char *live_hook_name(enum live_mode mode)
+{
+	return mode == LIVE_MODE_TC ? "tc" : "xdp";
 }
 
 static bool is_bpffs(const char *path, dev_t *dev)
@@ -424,7 +431,10 @@ static bool pins_stale_ns(const char *ns, const char *ifname, bool this_ns, int 
 			stale = true;
 		close(fd);
 	}
-	/* the kernel clears a link's ifindex when its interface goes, in any namespace */
+	/*
+	 * The kernel clears a link's ifindex when its interface goes, in any
+	 * namespace; a tcx link's ifindex sits where an XDP link's does.
+	 */
 	fd = pin_get_ns(ns, ifname, "link");
 	if (fd >= 0) {
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
@@ -444,6 +454,19 @@ bool live_stale(const struct live_iface *li)
 {
 	return pins_stale_ns(li->netns, li->ifname, li->this_netns,
 			     li->this_netns ? (int)if_nametoindex(li->ifname) : 0);
+}
+
+/* BPF_TCX_INGRESS (kernel 6.6): newer than the uapi headers libbpf 1.1 comes with */
+#define ROCEVAL_TCX_INGRESS 46
+
+static int attach_tcx(struct roceval_bpf *skel, int ifindex, int *link_fd)
+{
+	int fd = bpf_link_create(bpf_program__fd(skel->progs.roceval_tc), ifindex, ROCEVAL_TCX_INGRESS, NULL);
+
+	if (fd < 0)
+		return -errno;
+	*link_fd = fd;
+	return 0;
 }
 
 static int attach_link(struct roceval_bpf *skel, int ifindex, enum live_mode mode, int *link_fd)
@@ -512,7 +535,8 @@ static int attach_multiprog(struct roceval_bpf *skel, const char *ifname, int if
 	if (err && xmode == XDP_MODE_UNSPEC && (err == -EOPNOTSUPP || err == -EINVAL))
 		err = xdp_program__attach(prog, ifindex, XDP_MODE_SKB, 0);
 	if (err) {
-		pr_warn("%s: Couldn't attach XDP through libxdp's dispatcher: %s", ifname, strerror(-err));
+		/* e.g. the program there is not a dispatcher and libxdp cannot make it one */
+		pr_info("%s: Couldn't attach XDP through libxdp's dispatcher: %s", ifname, strerror(-err));
 		xdp_program__close(prog);
 		return err;
 	}
@@ -523,8 +547,7 @@ static int attach_multiprog(struct roceval_bpf *skel, const char *ifname, int if
 	if (legacy) {
 		xdp_detach_current(prog, ifindex);
 		xdp_program__close(prog);
-		pr_warn("%s: libxdp could not load its dispatcher on this kernel (run with -v for why); "
-			"attach without --multiprog", ifname);
+		pr_info("%s: libxdp could not load its dispatcher on this kernel", ifname);
 		return -EOPNOTSUPP;
 	}
 	*out = prog;
@@ -606,7 +629,7 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 	struct stat st;
 	char dir[PATH_MAX];
 	int ifindex, lock, link_fd = -1, err;
-	bool dir_made = false;
+	bool dir_made = false, fell_back = false;
 
 	ifindex = ifindex_of(ifname);
 	if (ifindex < 0)
@@ -637,7 +660,7 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		if ((err = pin_remove_all(ifname)))
 			goto out;
 	}
-	if ((err = check_free(ifname, ifindex, multiprog)))
+	if ((err = check_free(ifname, ifindex, multiprog || mode == LIVE_MODE_TC)))
 		goto out;
 
 	if (multiprog) {
@@ -650,15 +673,27 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 			goto out;
 		}
 		bpf_program__set_autoload(skel->progs.roceval_replay, false);
+		bpf_program__set_autoload(skel->progs.roceval_tc, false);
 		/* the same sizes roceval_load() gives the flow table */
 		bpf_map__set_max_entries(skel->maps.flows, live_flow_entries);
 		bpf_map__set_max_entries(skel->maps.flow_ring, live_flow_entries);
 		skel->rodata->flow_capacity = live_flow_entries;
 		err = attach_multiprog(skel, ifname, ifindex, mode, &xprog);
-		if (err)
-			goto out;
-	} else {
-		skel = roceval_load(LOAD_LIVE, true);
+		if (err) {
+			/*
+			 * libxdp's dispatcher needs freplace programs, which some
+			 * kernels refuse, and cannot join a program attached
+			 * without it: tc ingress chains with anything.
+			 */
+			roceval_bpf__destroy(skel);
+			skel = NULL;
+			multiprog = false;
+			mode = LIVE_MODE_TC;
+			fell_back = true;
+		}
+	}
+	if (!multiprog) {
+		skel = roceval_load(mode == LIVE_MODE_TC ? LOAD_TC : LOAD_LIVE, true);
 		if (!skel) {
 			err = -EINVAL;
 			goto out;
@@ -668,11 +703,20 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 			pr_warn("Couldn't write the settings map: %s", strerror(-err));
 			goto out;
 		}
-		err = attach_link(skel, ifindex, mode, &link_fd);
-		if (err) {
-			pr_warn("%s: Couldn't attach XDP%s%s: %s", ifname, mode == LIVE_MODE_AUTO ? "" : " in ",
-				mode == LIVE_MODE_AUTO ? "" : live_mode_name(mode), strerror(-err));
-			goto out;
+		if (mode == LIVE_MODE_TC) {
+			err = attach_tcx(skel, ifindex, &link_fd);
+			if (err) {
+				pr_warn("%s: Couldn't attach at tc ingress: %s%s", ifname, strerror(-err),
+					err == -EINVAL ? " (tcx links need kernel 6.6 or later)" : "");
+				goto out;
+			}
+		} else {
+			err = attach_link(skel, ifindex, mode, &link_fd);
+			if (err) {
+				pr_warn("%s: Couldn't attach XDP%s%s: %s", ifname, mode == LIVE_MODE_AUTO ? "" : " in ",
+					mode == LIVE_MODE_AUTO ? "" : live_mode_name(mode), strerror(-err));
+				goto out;
+			}
 		}
 	}
 	if (multiprog) {
@@ -697,8 +741,11 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		goto rollback;
 	}
 	dir_made = true;
-	mode = query_mode(ifindex);
-	if ((err = pin_fd(multiprog ? xdp_program__fd(xprog) : bpf_program__fd(skel->progs.roceval_xdp),
+	if (mode != LIVE_MODE_TC)
+		mode = query_mode(ifindex);
+	if ((err = pin_fd(multiprog		  ? xdp_program__fd(xprog)
+			  : mode == LIVE_MODE_TC ? bpf_program__fd(skel->progs.roceval_tc)
+						 : bpf_program__fd(skel->progs.roceval_xdp),
 			  ifname, "prog")) ||
 	    (!multiprog && (err = pin_fd(link_fd, ifname, "link"))) ||
 	    (err = pin_maps(skel->obj, ifname)) || (err = write_meta(ifname, ifindex, mode, multiprog)))
@@ -711,6 +758,9 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 			goto rollback;
 		}
 	}
+	if (fell_back)
+		pr_warn("%s: libxdp's dispatcher cannot run here (-v says why): attached at tc ingress "
+			"instead, where it sees what the XDP program passes on", ifname);
 	err = 0;
 	goto out;
 

@@ -26,6 +26,12 @@ enum live_mode {
 	LIVE_MODE_AUTO = 0, /* native if the driver supports it, else generic */
 	LIVE_MODE_NATIVE,
 	LIVE_MODE_GENERIC,
+	/*
+	 * Not XDP: tc ingress through a tcx link (kernel 6.6+), which chains
+	 * with other programs by design, for an interface whose XDP hook
+	 * another program holds; it sees what that program passes on.
+	 */
+	LIVE_MODE_TC,
 };
 
 /* An attachment in any network namespace: the directories it is pinned in. */
@@ -65,7 +71,11 @@ const char *live_pin_root(void);
 const char *live_netns(void);
 /* This namespace's pin directory for ifname. */
 int live_pin_dir(char *buf, size_t len, const char *ifname);
-/* Loads, attaches and pins; fails naming the program already on the interface. */
+/*
+ * Loads, attaches and pins; fails naming the program already on the
+ * interface.  multiprog: beside that program, through libxdp's dispatcher
+ * where it can run, else at tc ingress (out->mode says which).
+ */
 int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		const struct roceval_settings *settings, struct live_iface *out);
 /* Opens the pins of an existing attachment. -ENOENT when the interface has none. */
@@ -94,5 +104,7 @@ bool live_stale(const struct live_iface *li);
 int live_detach_stale(bool all);
 void live_close(struct live_iface *li);
 const char *live_mode_name(enum live_mode mode);
+/* "xdp", or "tc" for LIVE_MODE_TC. */
+const char *live_hook_name(enum live_mode mode);
 
 #endif

@@ -29,6 +29,7 @@ struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 	}
 	bpf_program__set_autoload(skel->progs.roceval_xdp, !!(what & LOAD_LIVE));
 	bpf_program__set_autoload(skel->progs.roceval_replay, !!(what & LOAD_REPLAY));
+	bpf_program__set_autoload(skel->progs.roceval_tc, !!(what & LOAD_TC));
 	if (frags)
 		bpf_program__set_flags(skel->progs.roceval_xdp,
 				       bpf_program__flags(skel->progs.roceval_xdp) | BPF_F_XDP_HAS_FRAGS);
