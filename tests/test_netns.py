@@ -30,8 +30,9 @@ def ip_netns_exec(ns, *args, timeout=60):
 
 def refusal(ns):
     return ("roceval: /sys/fs/bpf is not the host's bpffs in this mount namespace (a private one, as "
-            "'ip netns exec' makes) and the host's is out of reach: pins made here would vanish with "
-            f"this command; run 'nsenter --net=/run/netns/{ns} roceval ...' instead\n")
+            "'ip netns exec' or a container makes) and the host's is out of reach: pins made here would "
+            f"vanish with this command; run 'nsenter --net=/run/netns/{ns} roceval ...' instead, or mount "
+            "the host's bpffs on /sys/fs/bpf\n")
 
 
 def test_ip_netns_exec_attach_persists_or_refuses(netns):
@@ -58,6 +59,33 @@ def test_ip_netns_exec_attach_persists_or_refuses(netns):
         assert (res.returncode, res.stderr) == (1, refusal(netns.rx))
         assert xdp_id(netns.rx, netns.if_rx) is not None
         run("detach", netns.if_rx, netns=netns.rx, check=True)
+
+
+def test_ip_netns_exec_pins_in_the_host_bpffs_through_pid_1(netns):
+    """Where pid 1's root is reachable (here: pid 1 of a pid namespace, in a copy of the host's
+    mounts), `ip netns exec` pins in the bpffs it sees, which outlives the command."""
+    res = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "sh", "-c",
+                          f"ip netns exec {netns.rx} {ROCEVAL} attach {netns.if_rx} --mode generic; echo rc=$?"],
+                         capture_output=True, text=True, timeout=60)
+    prog = xdp_id(netns.rx, netns.if_rx)
+    assert res.stdout == (f"{netns.if_rx}: attached roceval (program {prog}, generic mode); pinned in "
+                          f"/proc/1/root/sys/fs/bpf/roceval/{pin_dir(netns=netns.rx).name}/{netns.if_rx}\n"
+                          "rc=0\n"), res.stderr
+    # from the host, after every process of that pid namespace is gone
+    assert (pin_dir(netns.if_rx, netns.rx) / "counters").exists()
+    st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
+    assert st["program_id"] == prog and st["stale"] is False
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+    assert xdp_id(netns.rx, netns.if_rx) is None
+
+
+def test_a_container_without_the_host_bpffs_refuses(netns):
+    """pid 1 of its own pid and mount namespaces, no bpffs: mounting one would be the container's."""
+    res = subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc", "ip", "netns", "exec",
+                          netns.rx, str(ROCEVAL), "attach", netns.if_rx],
+                         capture_output=True, text=True, timeout=60)
+    assert (res.returncode, res.stdout, res.stderr) == (1, "", refusal(netns.rx))
+    assert xdp_id(netns.rx, netns.if_rx) is None
 
 
 def test_ip_netns_exec_daemon_persists_or_refuses(netns):

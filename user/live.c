@@ -116,6 +116,19 @@ static bool same_link(const char *a, const char *b)
 	return na > 0 && na == nb && !memcmp(la, lb, na);
 }
 
+/*
+ * Whether this process runs in the host's mount namespace, where a bpffs it
+ * mounts outlives it: pid 1's, and pid 1 the host's init, not a container's
+ * (the initial pid namespace's inode is fixed, PROC_PID_INIT_INO).
+ */
+static bool host_mount_ns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCU &&
+	       same_link("/proc/self/ns/mnt", "/proc/1/ns/mnt");
+}
+
 /* This network namespace's name under /run/netns (as 'ip netns' made it), or "NS". */
 static const char *netns_run_name(char *buf, size_t len)
 {
@@ -145,7 +158,7 @@ static const char *netns_run_name(char *buf, size_t len)
  * a mount namespace of its own with a fresh /sys: a bpffs mounted there, and
  * every pin in it, dies with the command, and with the pins the attachment.
  * So the host's bpffs is used through pid 1's root when this one is not it,
- * bpffs is mounted only in pid 1's own mount namespace, and where neither can
+ * bpffs is mounted only in the host's mount namespace, and where neither can
  * be had the command refuses rather than attach for the length of its life.
  */
 static int resolve_bpffs(bool may_mount, char *out, size_t len)
@@ -162,13 +175,14 @@ static int resolve_bpffs(bool may_mount, char *out, size_t len)
 		snprintf(out, len, "%s", BPFFS);
 		return 0;
 	}
-	if (!same_link("/proc/self/ns/mnt", "/proc/1/ns/mnt")) {
+	if (!host_mount_ns()) {
 		char name[NAME_MAX + 1];
 
 		pr_warn("%s is not the host's bpffs in this mount namespace (a private one, as 'ip netns "
-			"exec' makes) and the host's is out of reach: pins made here would vanish with this "
-			"command; run 'nsenter --net=/run/netns/%s roceval ...' instead",
-			BPFFS, netns_run_name(name, sizeof(name)));
+			"exec' or a container makes) and the host's is out of reach: pins made here would "
+			"vanish with this command; run 'nsenter --net=/run/netns/%s roceval ...' instead, or "
+			"mount the host's bpffs on %s",
+			BPFFS, netns_run_name(name, sizeof(name)), BPFFS);
 		return -EXDEV;
 	}
 	snprintf(out, len, "%s", BPFFS);
