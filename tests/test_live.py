@@ -515,6 +515,18 @@ def test_tc_mode_counts_equal_replay(netns, pcaps, tmp_path):
     live = wait_roce(netns, want["roce"])
     assert_same_as_replay(live, want)
     assert live["flows"] == want["flows"]
+
+    # trace reads the socket buffer as it reads an XDP buffer
+    trace = subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--count", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "tracing" in trace.stderr.readline()
+    send(netns, pcaps["bad"], tmp_path)
+    stdout, _ = trace.communicate(timeout=10)
+    assert trace.returncode == 0
+    assert re.fullmatch(rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} 192\.168\.70\.\d+\.\d+ > 192\.168\.70\.\d+\.4791: "
+                        r"RC \w+ dqpn 0x[0-9a-f]{6} psn \d+, length \d+: icrc\S*; icrc expected 0x[0-9a-f]{8} "
+                        r"found 0x[0-9a-f]{8} \(stored byte-swapped\)\n", stdout)
     run("detach", netns.if_rx, netns=netns.rx, check=True)
     assert not pin_dir(netns.if_rx, netns.rx).exists()
 
