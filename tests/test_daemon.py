@@ -524,6 +524,21 @@ def test_the_units_capabilities_run_the_daemon(netns, daemons, deploy, tmp_path,
     run("detach", netns.if_rx, netns=netns.rx, check=True)
 
 
+def test_tc_mode_is_served_with_its_hook(netns, daemons, tmp_path, traffic):
+    port = 9435 + os.getpid() % 1000
+    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port, "mode = tc"), port)
+    assert f"roceval: {netns.if_rx}: attached (tc mode, program " in d.stderr()
+    assert xdp_prog_id(netns) is None
+    prog = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)[0]["program_id"]
+    body = get(netns, port)["body"]
+    assert f'roceval_attached_info{{interface="{netns.if_rx}",mode="tc",hook="tc",prog_id="{prog}"}} 1' in body
+    pcap, want = traffic
+    send(netns, pcap)
+    assert wait_for(lambda: metrics(netns, port).get("roceval_roce_total") == want["roce"])
+    assert d.stop() == 0
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+
+
 def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
     port = 9435 + os.getpid() % 1000
     a = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
