@@ -433,7 +433,7 @@ static bool pins_stale_ns(const char *ns, const char *ifname, bool this_ns, int 
 {
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
-	struct live_meta meta;
+	struct live_meta meta = {};
 	__u32 key = 0;
 	int fd;
 	bool stale = false;
@@ -1149,12 +1149,17 @@ int live_open_ref(const struct live_ref *ref, struct live_iface *out)
 int live_list(char (*names)[IF_NAMESIZE], int max)
 {
 	struct live_ref refs[64];
-	int n = live_list_all(refs, 64), kept = 0;
+	struct ref_list l = { .refs = refs, .max = max < 64 ? max : 64 };
+	int err = live_init();
 
-	for (int i = 0; i < n && kept < max; i++)
-		if (!strcmp(refs[i].netns, here.ns))
-			memcpy(names[kept++], refs[i].ifname, IF_NAMESIZE);
-	return n < 0 ? n : kept;
+	if (!err)
+		err = add_ns(here.ns, &l);
+	if (err)
+		return err;
+	qsort(refs, l.n, sizeof(*refs), cmp_refs);
+	for (int i = 0; i < l.n; i++)
+		memcpy(names[i], refs[i].ifname, IF_NAMESIZE);
+	return l.n;
 }
 
 int live_list_local(char (*names)[IF_NAMESIZE], int max)
