@@ -67,7 +67,8 @@ static const char capabilities[] =
 	"other than root also needs \\fBCAP_DAC_OVERRIDE\\fR to reach the pins, which are root's.\n"
 	"replay and bench need no pins.  Mounting bpffs where none is mounted takes\n"
 	"\\fBCAP_SYS_ADMIN\\fR, as does libxdp's dispatcher (it looks programs up by id; without it\n"
-	"\\-\\-multiprog attaches at tc ingress).  A command run without what it needs prints one\n"
+	"\\-\\-multiprog attaches at tc ingress), and entering another network namespace with\n"
+	"\\-\\-netns.  A command run without what it needs prints one\n"
 	"line naming what is missing and exits 1.\n";
 
 static const char exit_status[] =
