@@ -30,7 +30,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 USER_HDRS := $(wildcard user/*.h)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test demo bench fuzz clean vmlinux help install docs
+.PHONY: all deps test demo bench fuzz clean vmlinux help install docs deb image
 
 all: $(BIN)
 
@@ -61,9 +61,64 @@ $(BIN): $(USER_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-# docs/rules.md is generated from the rule and settings tables; a test checks it is current.
+# docs/rules.md and the manual page are generated from the command, rule and settings tables;
+# a test checks they are current.
 docs: $(BIN)
 	./$(BIN) rules --markdown > docs/rules.md
+	./$(BIN) help --man > docs/roceval.8
+
+# make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, its manual page, the systemd unit
+# (running it from where it was installed) and the sysusers.d entry for the user the unit names.
+PREFIX      ?= /usr/local
+SBINDIR     ?= $(PREFIX)/sbin
+MANDIR      ?= $(PREFIX)/share/man
+DOCDIR      ?= $(PREFIX)/share/doc/roceval
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(SBINDIR)/roceval
+	install -D -m 0644 docs/roceval.8 $(DESTDIR)$(MANDIR)/man8/roceval.8
+	install -d -m 0755 $(DESTDIR)$(UNITDIR)
+	sed 's#/usr/local/sbin/roceval#$(SBINDIR)/roceval#g' deploy/roceval.service \
+		> $(DESTDIR)$(UNITDIR)/roceval.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/roceval.service
+	install -D -m 0644 deploy/roceval.sysusers $(DESTDIR)$(SYSUSERSDIR)/roceval.conf
+	install -D -m 0644 deploy/roceval.conf.example $(DESTDIR)$(DOCDIR)/roceval.conf.example
+
+# make deb: roceval_VERSION-1_ARCH.deb from this tree.  Depends is what dpkg-shlibdeps finds the
+# binary linked against, so a library added to LDLIBS reaches the package by itself.
+VERSION  := $(shell sed -n 's/^\#define ROCEVAL_VERSION "\(.*\)"/\1/p' user/cmd.h)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB      := roceval_$(VERSION)-1_$(DEB_ARCH).deb
+DEB_ROOT := $(OUTPUT)/deb/root
+deb: $(BIN)
+	rm -rf $(OUTPUT)/deb
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr UNITDIR=/lib/systemd/system
+	gzip -9n $(DEB_ROOT)/usr/share/man/man8/roceval.8
+	strip --strip-unneeded --remove-section=.comment $(DEB_ROOT)/usr/sbin/roceval
+	install -D -m 0644 README.md $(DEB_ROOT)/usr/share/doc/roceval/README.md
+	install -D -m 0644 deploy/debian-copyright $(DEB_ROOT)/usr/share/doc/roceval/copyright
+	mkdir -p $(DEB_ROOT)/DEBIAN $(OUTPUT)/deb/debian
+	printf 'Source: roceval\n\nPackage: roceval\nArchitecture: any\n' > $(OUTPUT)/deb/debian/control
+	cd $(OUTPUT)/deb && dpkg-shlibdeps -O -eroot/usr/sbin/roceval > shlibs.substvars
+	{ echo "Package: roceval"; echo "Version: $(VERSION)-1"; echo "Architecture: $(DEB_ARCH)"; \
+	  echo "Maintainer: roceval developers <roceval@users.noreply.github.com>"; \
+	  echo "Section: net"; echo "Priority: optional"; \
+	  echo "Depends: $$(sed -n 's/^shlibs:Depends=//p' $(OUTPUT)/deb/shlibs.substvars)"; \
+	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1)"; \
+	  echo "Homepage: https://github.com/roceval/roceval"; \
+	  echo "Description: RoCEv2 validator at the XDP hook"; \
+	  echo " roceval recomputes the ICRC of every RoCEv2 frame, checks every transport"; \
+	  echo " header and the protocol's sequence rules, and counts each violation, live on"; \
+	  echo " an interface (XDP) or offline over a capture, with a Prometheus exporter."; \
+	} > $(DEB_ROOT)/DEBIAN/control
+	install -m 0755 deploy/debian-postinst $(DEB_ROOT)/DEBIAN/postinst
+	dpkg-deb --root-owner-group -Zxz --build $(DEB_ROOT) $(DEB)
+
+# The image deploy/roceval-daemonset.yaml runs: the package above, on debian:12-slim (Dockerfile).
+IMAGE ?= ghcr.io/roceval/roceval
+image:
+	docker build -t $(IMAGE):$(VERSION) .
 
 # Regenerate the tracked vmlinux.h from the running kernel's BTF.
 vmlinux:
@@ -71,7 +126,8 @@ vmlinux:
 
 # Debian packages for building, testing and the demo.
 DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev libxdp-dev \
-	iproute2 python3 python3-scapy python3-pytest python3-yaml tshark tcpdump pkg-config make gcc prometheus
+	iproute2 python3 python3-scapy python3-pytest python3-yaml tshark tcpdump pkg-config make gcc prometheus \
+	dpkg-dev util-linux man-db xdp-tools
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -86,7 +142,7 @@ test: deps
 	ROCEVAL_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -p no:cacheprovider -ra $(PYTEST_ARGS) $(TESTS)
 
 clean:
-	rm -rf $(OUTPUT) $(BIN)
+	rm -rf $(OUTPUT) $(BIN) roceval_*.deb
 
 help:
 	@echo "make            build the BPF object and the roceval CLI"
@@ -94,7 +150,10 @@ help:
 	@echo "make test       run the whole test suite (as root)"
 	@echo "make bench      time the validator per frame against XDP_PASS and zlib (as root)"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
-	@echo "make docs       regenerate docs/rules.md from the rule table"
+	@echo "make docs       regenerate docs/rules.md and docs/roceval.8 from the tables"
+	@echo "make install    install binary, manual page, systemd unit (DESTDIR, PREFIX=/usr/local)"
+	@echo "make deb        build roceval_VERSION-1_ARCH.deb"
+	@echo "make image      build the container image the DaemonSet runs (docker)"
 	@echo "make clean      remove build output"
 
 # Fuzzing: make fuzz SECONDS=N (tests/fuzz/fuzz.mk).

@@ -8,6 +8,10 @@
  * Every frame is read with bpf_xdp_load_bytes() rather than direct packet
  * access: it works the same on linear and multi-buffer frames and on a frame
  * at any offset of a replay batch, and costs one small copy per frame.
+ *
+ * Where another program holds an interface's XDP hook and cannot share it,
+ * roceval_tc runs the same validation at tc ingress (tcx), reading the
+ * socket buffer with bpf_skb_load_bytes() instead.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,6 +31,21 @@
 #define UDP_HLEN 8
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * One frame body for both contexts: frame_body() is inlined into one global
+ * function per context with `tc` a constant, so each keeps only the helper
+ * its program type may call, and the validation cannot differ between them.
+ */
+static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, __u32 len)
+{
+	return tc ? bpf_skb_load_bytes(ctx, off, to, len) : bpf_xdp_load_bytes(ctx, off, to, len);
+}
+
+static __always_inline __u32 frame_ifindex(void *ctx, bool tc)
+{
+	return tc ? ((struct __sk_buff *)ctx)->ifindex : ((struct xdp_md *)ctx)->ingress_ifindex;
+}
 
 /* What the flow table and the trace need of a validated frame, filled as it is parsed. */
 struct frame_info {
@@ -322,14 +341,12 @@ static __always_inline bool payload_size_bad(const struct roce_op *op, __u32 pay
 }
 
 /*
- * Validates one frame of `len` bytes starting at `base` in the XDP buffer.
+ * Validates one frame of `len` bytes starting at `base`; XDP_PASS or XDP_DROP.
  * `wire` is the frame's length on the wire: above `len` when a capture kept
  * only the start of it (a snapped frame), which is then judged on the bytes
- * present and never called truncated.  A global function: the verifier
- * checks it once, not once per caller, and the replay program calls it in a
- * loop.
+ * present and never called truncated.
  */
-__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire)
+static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len, __u32 wire)
 {
 	__u32 zero = 0;
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
@@ -360,7 +377,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wi
 	barrier_var(n);
 	if (n < ETH_HLEN || n > ROCEVAL_L2L4_MAX)
 		return XDP_PASS;
-	if (bpf_xdp_load_bytes(ctx, base, s->l2l4, n))
+	if (frame_load(ctx, tc, base, s->l2l4, n))
 		return XDP_PASS;
 	if (!parse_l2l4(s->l2l4, n, cfg, &li))
 		return XDP_PASS;
@@ -437,7 +454,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wi
 	if (check_icrc)
 		lead = icrc_layout(s->buf, dlen);
 	buf = s->buf + (lead & (CRC_LANE - 1));
-	if (bpf_xdp_load_bytes(ctx, base + li.l3, buf + ROCE_LRH_MASK_LEN, copy))
+	if (frame_load(ctx, tc, base + li.l3, buf + ROCE_LRH_MASK_LEN, copy))
 		goto verdict;
 	fi->ipv6 = li.ipv6;
 	if (li.ipv6) {
@@ -639,12 +656,26 @@ verdict:
 	if (fi->has_bth)
 		flow_update(s, cnt, cfg, len);
 	if (cfg->trace_on && s->rules)
-		trace_sample(ctx, base, len, wire == ROCEVAL_WIRE_UNKNOWN ? len : wire, s, cfg, cnt);
+		trace_sample(ctx, tc, base, len, wire == ROCEVAL_WIRE_UNKNOWN ? len : wire, s, cfg, cnt);
 	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
 		cnt->total[TOTAL_DROPPED]++;
 		return XDP_DROP;
 	}
 	return XDP_PASS;
+}
+
+/*
+ * Global functions: the verifier checks each once, not once per caller, and
+ * the replay program calls roceval_frame in a loop.
+ */
+__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire)
+{
+	return frame_body(ctx, false, base, len, wire);
+}
+
+__noinline int roceval_frame_skb(struct __sk_buff *skb, __u32 len)
+{
+	return frame_body(skb, true, 0, len, len);
 }
 
 SEC("xdp")
@@ -653,6 +684,18 @@ int roceval_xdp(struct xdp_md *ctx)
 	__u32 len = bpf_xdp_get_buff_len(ctx);
 
 	return roceval_frame(ctx, 0, len, len);
+}
+
+/*
+ * tc ingress through a tcx link, beside whatever holds the XDP hook: it sees
+ * the frames that program passed on, VLAN tags already taken out of the
+ * frame by the stack.  TCX_NEXT hands each frame on to the next program, as
+ * XDP_PASS does; only enforce drops.
+ */
+SEC("tc")
+int roceval_tc(struct __sk_buff *skb)
+{
+	return roceval_frame_skb(skb, skb->len) == XDP_DROP ? TCX_DROP : TCX_NEXT;
 }
 
 /*

@@ -102,7 +102,7 @@ static __always_inline bool trace_take_token(struct trace_bucket *tb,
 	return true;
 }
 
-static __always_inline void trace_sample(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire,
+static __always_inline void trace_sample(void *ctx, bool tc, __u32 base, __u32 len, __u32 wire,
 					 struct roceval_scratch *s,
 					 const struct roceval_settings *cfg,
 					 struct roceval_counters *cnt)
@@ -130,11 +130,11 @@ static __always_inline void trace_sample(struct xdp_md *ctx, __u32 base, __u32 l
 	barrier_var(cap);
 	if (cap > ROCEVAL_MAX_SNAPLEN)
 		cap = ROCEVAL_MAX_SNAPLEN;
-	if (cap && bpf_xdp_load_bytes(ctx, base, tbuf->data, cap))
+	if (cap && frame_load(ctx, tc, base, tbuf->data, cap))
 		cap = 0;
 	tbuf->ev.ts_ns = bpf_ktime_get_ns();
 	tbuf->ev.rules = s->rules;
-	tbuf->ev.ifindex = ctx->ingress_ifindex;
+	tbuf->ev.ifindex = frame_ifindex(ctx, tc);
 	tbuf->ev.frame_len = wire;
 	tbuf->ev.cap_len = cap;
 	tbuf->ev.flags = s->fi.icrc_checked ? ROCEVAL_EV_ICRC_CHECKED : 0;

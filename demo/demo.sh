@@ -47,10 +47,12 @@ cleanup() {
 	done
 	if [ -e "/run/netns/$NS_RX" ]; then
 		in_rx "$ROCEVAL" detach "$IF_RX" >/dev/null 2>&1 || true
+		# pins are kept per network namespace, under its inode
+		rm -rf "/sys/fs/bpf/roceval/netns-$(stat -L -c %i "/run/netns/$NS_RX")/$IF_RX"
 	fi
 	ip netns del "$NS_TX" 2>/dev/null || true
 	ip netns del "$NS_RX" 2>/dev/null || true
-	rm -rf "/sys/fs/bpf/roceval/$IF_RX" "$WORK"
+	rm -rf "$WORK"
 	exit "$rc"
 }
 trap cleanup EXIT

@@ -15,6 +15,15 @@ ROCEVAL = Path(os.environ.get("ROCEVAL_BIN", ROOT / "roceval"))
 # Real captures are not part of the project: tests that need them find them here, beside the
 # clone, or where ROCEVAL_CAPTURES points, and skip when they are absent.
 CAPTURES = Path(os.environ.get("ROCEVAL_CAPTURES", ROOT.parent / "shared" / "captures"))
+PIN_ROOT = Path("/sys/fs/bpf/roceval")
+
+
+def pin_dir(ifname=None, netns=None):
+    """Where roceval pins IFNAME's attachment in network namespace NETNS (a name under
+    /run/netns; None: this process's), or that namespace's directory without IFNAME."""
+    ns = f"/run/netns/{netns}" if netns else "/proc/self/ns/net"
+    d = PIN_ROOT / f"netns-{os.stat(ns).st_ino}"
+    return d / ifname if ifname else d
 
 
 def real_capture(name):
@@ -124,9 +133,10 @@ class Netns:
 
     def destroy(self):
         for ns in (self.tx, self.rx):
+            # pins of interfaces that vanish with their namespace
+            if os.path.exists(f"/run/netns/{ns}"):
+                subprocess.run(["rm", "-rf", str(pin_dir(netns=ns))], capture_output=True)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        # pins of an interface that vanished with its namespace
-        subprocess.run(["rm", "-rf", f"/sys/fs/bpf/roceval/{self.if_rx}"], capture_output=True)
 
     def mac(self, netns, ifname):
         out = subprocess.run(["ip", "-n", netns, "-j", "link", "show", ifname], check=True,

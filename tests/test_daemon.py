@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROCEVAL, ROOT, nonzero_rules, replay_json, run
-
-PIN_ROOT = "/sys/fs/bpf/roceval"
+from conftest import ROCEVAL, ROOT, nonzero_rules, pin_dir, replay_json, run
 
 # Sends every frame of a pcap out of an interface through AF_PACKET, in order.
 SENDER = r"""
@@ -126,12 +124,12 @@ def metrics(ns, port):
 class Daemon:
     count = 0
 
-    def __init__(self, ns, conf, port, *args, where=None):
+    def __init__(self, ns, conf, port, *args, where=None, wrap=()):
         Daemon.count += 1
         self.ns, self.port = ns, port
         self.out = open(conf.parent / f"daemon{Daemon.count}.out", "w+")
         self.err = open(conf.parent / f"daemon{Daemon.count}.err", "w+")
-        self.proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{where or ns.rx}", str(ROCEVAL),
+        self.proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{where or ns.rx}", *wrap, str(ROCEVAL),
                                       "daemon", "--config", str(conf), *args],
                                      stdout=self.out, stderr=self.err)
 
@@ -180,8 +178,8 @@ def write_conf(path, ns, port, *extra):
     return path
 
 
-def start(daemons, ns, conf, port, *args, where=None):
-    d = Daemon(ns, conf, port, *args, where=where)
+def start(daemons, ns, conf, port, *args, where=None, wrap=()):
+    d = Daemon(ns, conf, port, *args, where=where, wrap=wrap)
     daemons.append(d)
     return d.wait_ready()
 
@@ -231,7 +229,7 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
             in r["body"]
         assert f"# TYPE {name} counter" in r["body"]
         assert f'{name}{{interface="{netns.if_rx}",severity="{rule["severity"]}"}}' in r["body"]
-    assert f'roceval_attached_info{{interface="{netns.if_rx}",mode="native",' \
+    assert f'roceval_attached_info{{interface="{netns.if_rx}",mode="native",hook="xdp",' \
         f'prog_id="{xdp_prog_id(netns)}"}} 1' in r["body"]
 
     # the JSON lines' deltas add up to what was sent
@@ -255,7 +253,7 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
     assert d.stop() == 0
     assert "left attached" in d.stderr()
     assert xdp_prog_id(netns) == prog
-    assert os.path.isdir(f"{PIN_ROOT}/{netns.if_rx}")
+    assert os.path.isdir(pin_dir(netns.if_rx, netns.rx))
 
 
 def test_slow_client_does_not_block(netns, daemons, tmp_path):
@@ -309,7 +307,7 @@ def test_second_daemon_refuses(netns, daemons, tmp_path):
               timeout=20)
     assert res.returncode == 1
     assert res.stderr.strip() == (f"roceval: {netns.if_rx}: already served by another roceval daemon "
-                                  f"(pid {d.proc.pid}, lock /run/roceval/daemon-{netns.if_rx}.lock)")
+                                  f"(pid {d.proc.pid}, lock /run/roceval/daemon-{pin_dir(netns=netns.rx).name}-{netns.if_rx}.lock)")
     assert d.proc.poll() is None
     assert get(netns, port)["status"] == "HTTP/1.1 200 OK"
 
@@ -317,7 +315,7 @@ def test_second_daemon_refuses(netns, daemons, tmp_path):
     res = run("daemon", "--listen", f"127.0.0.1:{port}", "--interface", "lo", netns=netns.rx,
               timeout=20)
     assert (res.returncode, res.stderr) == (1, f"roceval: listen 127.0.0.1:{port}: Address already in use\n")
-    assert not os.path.exists("/sys/fs/bpf/roceval/lo")
+    assert not os.path.exists(pin_dir("lo", netns.rx))
 
 
 def test_sighup(netns, daemons, tmp_path, traffic):
@@ -368,7 +366,7 @@ def test_sigterm_detaches_when_configured(netns, daemons, tmp_path):
     assert xdp_prog_id(netns) is None
     assert "xdp" not in subprocess.run(["ip", "-n", netns.rx, "link", "show", netns.if_rx],
                                        capture_output=True, text=True).stdout
-    assert not os.path.exists(f"{PIN_ROOT}/{netns.if_rx}")
+    assert not os.path.exists(pin_dir(netns.if_rx, netns.rx))
 
 
 def test_config_errors(tmp_path):
@@ -378,7 +376,7 @@ def test_config_errors(tmp_path):
         ("\n# c\nlisten = localhost:80\n",
          "3: listen = localhost:80: expected IPv4:PORT, [IPv6]:PORT or none"),
         ("interval = 0\n", "1: interval = 0: expected whole seconds, 1-86400"),
-        ("mode = fast\n", "1: mode = fast: expected native, generic or auto"),
+        ("mode = fast\n", "1: mode = fast: expected native, generic, auto or tc"),
         ("interface = a/b\n", "1: interface = a/b: not a valid interface name"),
         ("interface = x\ninterface = x\n", "2: interface = x: listed twice"),
         ("just words\n", "1: expected 'key = value', found 'just words'"),
@@ -401,8 +399,8 @@ def test_missing_interface_fails_cleanly(tmp_path):
     res = run("daemon", "--config", conf, timeout=20)
     assert res.returncode == 1
     assert res.stderr == "roceval: rvnosuch0: no such interface\n"
-    assert not os.path.exists(f"{PIN_ROOT}/rvnosuch0")
-    Path("/run/roceval/daemon-rvnosuch0.lock").unlink()
+    assert not os.path.exists(pin_dir("rvnosuch0"))
+    Path(f"/run/roceval/daemon-{pin_dir().name}-rvnosuch0.lock").unlink()
 
 
 def test_help_documents_every_key():
@@ -439,7 +437,7 @@ def test_label_values_escaped(netns, daemons, tmp_path):
         d.stop()
     finally:
         subprocess.run([str(ROCEVAL), "detach", odd], capture_output=True)
-        subprocess.run(["rm", "-rf", f"{PIN_ROOT}/{odd}"], capture_output=True)
+        subprocess.run(["rm", "-rf", str(pin_dir(odd, netns.rx))], capture_output=True)
 
 
 @pytest.fixture
@@ -467,7 +465,10 @@ def test_deploy_config_files(deploy, tmp_path):
     vols = {v["name"]: v for v in pod["volumes"]}
     assert mounts["bpffs"] == "/sys/fs/bpf" and vols["bpffs"]["hostPath"]["path"] == "/sys/fs/bpf"
     assert mounts["run"] == "/run/roceval" and vols["run"]["hostPath"]["path"] == "/run/roceval"
-    assert c["command"][:2] == ["/usr/local/sbin/roceval", "daemon"]
+    # the image installs the Debian package, which puts the binary in /usr/sbin
+    assert c["command"][:2] == ["/usr/sbin/roceval", "daemon"]
+    assert c["securityContext"]["privileged"] is False
+    assert c["securityContext"]["capabilities"]["drop"] == ["ALL"]
 
     for args in (["check", "config", deploy / "prometheus.yml"],
                  ["check", "rules", deploy / "roceval-alerts.yml"]):
@@ -505,6 +506,41 @@ def test_systemd_unit(deploy, tmp_path):
     assert res.returncode == 0 and res.stdout + res.stderr == "", res.stdout + res.stderr
 
 
+def test_the_units_capabilities_run_the_daemon(netns, daemons, deploy, tmp_path, traffic):
+    """What the unit grants, and no uid 0, is enough: attach, serve, count, leave attached."""
+    unit = (deploy / "roceval.service").read_text()
+    caps = re.search(r"^AmbientCapabilities=(.*)$", unit, re.M).group(1).split()
+    assert re.search(r"^CapabilityBoundingSet=(.*)$", unit, re.M).group(1).split() == caps
+    assert re.search(r"^User=(\w+)$", unit, re.M).group(1) != "root"
+    setcaps = ",".join("+" + c.removeprefix("CAP_").lower() for c in caps)
+    wrap = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+            f"--inh-caps=-all,{setcaps}", f"--ambient-caps=-all,{setcaps}", f"--bounding-set=-all,{setcaps}"]
+    port = 9435 + os.getpid() % 1000
+    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port, wrap=wrap)
+    assert f"roceval: {netns.if_rx}: attached (native mode, program {xdp_prog_id(netns)})" in d.stderr()
+    pcap, want = traffic
+    send(netns, pcap)
+    assert wait_for(lambda: metrics(netns, port).get("roceval_roce_total") == want["roce"])
+    assert d.stop() == 0
+    assert xdp_prog_id(netns) is not None
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+
+
+def test_tc_mode_is_served_with_its_hook(netns, daemons, tmp_path, traffic):
+    port = 9435 + os.getpid() % 1000
+    d = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port, "mode = tc"), port)
+    assert f"roceval: {netns.if_rx}: attached (tc mode, program " in d.stderr()
+    assert xdp_prog_id(netns) is None
+    prog = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)[0]["program_id"]
+    body = get(netns, port)["body"]
+    assert f'roceval_attached_info{{interface="{netns.if_rx}",mode="tc",hook="tc",prog_id="{prog}"}} 1' in body
+    pcap, want = traffic
+    send(netns, pcap)
+    assert wait_for(lambda: metrics(netns, port).get("roceval_roce_total") == want["roce"])
+    assert d.stop() == 0
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+
+
 def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
     port = 9435 + os.getpid() % 1000
     a = start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
@@ -518,7 +554,7 @@ def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
         t = start(daemons, netns, conf, port, "--listen", "none", "--interface", netns.if_tx,
                   where=netns.tx)
         assert t.stop() == 0
-        assert os.path.isdir(f"{PIN_ROOT}/{netns.if_tx}")
+        assert os.path.isdir(pin_dir(netns.if_tx, netns.tx))
 
         # no interface line: serve what is attached here, and only that
         b = start(daemons, netns, conf, port)
@@ -539,8 +575,8 @@ def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
         assert b.stop() == 0
     finally:
         subprocess.run(["ip", "-n", netns.rx, "link", "del", extra], capture_output=True)
-        for ifname in (extra, netns.if_tx):
-            subprocess.run(["rm", "-rf", f"{PIN_ROOT}/{ifname}"], capture_output=True)
+        for ifname, ns in ((extra, netns.rx), (netns.if_tx, netns.tx)):
+            subprocess.run(["rm", "-rf", str(pin_dir(ifname, ns))], capture_output=True)
 
 
 def test_prometheus_scrapes_it(netns, daemons, tmp_path, traffic):

@@ -1,6 +1,11 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """The docs come from the same tables as the code: a stale copy fails here."""
 import json
+import re
+import shutil
+import subprocess
+
+import pytest
 
 from conftest import ROOT, run
 
@@ -21,3 +26,20 @@ def test_every_rule_is_in_the_json_schema(tmp_path):
                 "ecn_ce", "nak_psn", "nak_invalid", "nak_access", "nak_operational", "nak_rnr",
                 "opcode_vendor"):
         assert rid in ids
+
+
+def test_manual_page_is_generated_and_renders_cleanly():
+    generated = run("help", "--man", check=True).stdout
+    assert (ROOT / "docs" / "roceval.8").read_text() == generated, "run 'make docs'"
+    # every command, every rule
+    for name in re.findall(r"^  (\w+) ", run("help", check=True).stdout.split("Commands:")[1].split("Options:")[0],
+                           re.M):
+        assert f'.SS "{name} ' in generated, name
+    for rule in json.loads(run("rules", "--json", check=True).stdout):
+        assert f".B {rule['id']}\n" in generated
+    if not shutil.which("man"):
+        pytest.skip("man (Debian package man-db) is not installed")
+    res = subprocess.run(["man", "--warnings", "-l", str(ROOT / "docs" / "roceval.8")], capture_output=True,
+                         text=True, env={"MANWIDTH": "100", "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"})
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert "roceval detach --stale --all" in res.stdout

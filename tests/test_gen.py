@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import ROCEVAL, ROOT, nonzero_rules, replay_json, run
+from conftest import PIN_ROOT, ROCEVAL, ROOT, nonzero_rules, replay_json, run
 import roce
 
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
@@ -276,8 +276,7 @@ DEMO = ROOT / "demo" / "demo.sh"
 
 
 def demo_pins():
-    d = "/sys/fs/bpf/roceval"
-    return {p for p in os.listdir(d) if p.startswith("rvdemo")} if os.path.isdir(d) else set()
+    return {p.name for p in PIN_ROOT.glob("netns-*/rvdemo*")}
 
 
 def demo_state():

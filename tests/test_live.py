@@ -10,15 +10,14 @@ everything about RoCEv2 exactly.
 """
 import json
 import re
+import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ROCEVAL, nonzero_rules, replay_json, run
-
-ROCEVAL_PIN_DIR = Path("/sys/fs/bpf/roceval")
+from conftest import ROCEVAL, nonzero_rules, pin_dir, replay_json, run
 N_BAD = 6
 
 # Sends every frame of a pcap out of an interface through AF_PACKET, in order.
@@ -334,7 +333,7 @@ def test_detach_leaves_nothing(netns):
     out = subprocess.run(["ip", "-n", netns.rx, "link", "show", netns.if_rx], check=True,
                          capture_output=True, text=True).stdout
     assert "xdp" not in out
-    assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+    assert not pin_dir(netns.if_rx, netns.rx).exists()
 
     res = run("detach", netns.if_rx, netns=netns.rx)
     assert (res.returncode, res.stderr) == (1, f"roceval: {netns.if_rx}: roceval is not attached\n")
@@ -345,7 +344,7 @@ def test_detach_leaves_nothing(netns):
 def test_attach_missing_interface(netns):
     res = run("attach", "rvnosuch0", netns=netns.rx)
     assert (res.returncode, res.stdout, res.stderr) == (2, "", "roceval: rvnosuch0: no such interface\n")
-    assert not (ROCEVAL_PIN_DIR / "rvnosuch0").exists()
+    assert not pin_dir("rvnosuch0", netns.rx).exists()
     res = run("attach", netns.if_rx, "pmtu=3", netns=netns.rx)
     assert res.returncode == 2 and "pmtu=3: must be" in res.stderr
     assert xdp_prog_id(netns) is None
@@ -376,7 +375,7 @@ def test_attach_twice_names_the_program(netns, tmp_path):
     assert res.stderr == (f"roceval: {netns.if_rx}: already has XDP program {other} (other_pass); "
                           "detach it or use --multiprog\n")
     assert xdp_prog_id(netns) == other
-    assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+    assert not pin_dir(netns.if_rx, netns.rx).exists()
 
 
 def test_status_and_top_without_a_tty(netns, pcaps, tmp_path):
@@ -465,25 +464,91 @@ def test_stats_watch(netns, pcaps, tmp_path):
 def test_needs_root(args):
     res = run("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ROCEVAL, *args)
     assert (res.returncode, res.stdout) == (1, "")
-    assert res.stderr == "roceval: must run as root (BPF needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)\n"
+    assert res.stderr == ("roceval: needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON, and CAP_DAC_OVERRIDE "
+                          "unless uid 0 (missing: CAP_BPF CAP_NET_ADMIN CAP_PERFMON CAP_DAC_OVERRIDE); "
+                          "run as root or grant them\n")
 
 
-def test_multiprog_beside_another_program(netns, tmp_path):
-    """--multiprog runs through libxdp's dispatcher, or fails cleanly where the kernel refuses it."""
-    res = run("attach", netns.if_rx, "--multiprog", "--mode", "generic", netns=netns.rx)
-    if res.returncode != 0:
-        # e.g. a kernel or container that refuses freplace programs: nothing may be left behind
-        assert res.stderr == (f"roceval: {netns.if_rx}: libxdp could not load its dispatcher on this kernel "
-                              "(run with -v for why); attach without --multiprog\n")
-        assert res.returncode == 1 and xdp_prog_id(netns) is None
-        assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
-        pytest.skip("libxdp's dispatcher cannot load here (xdp-loader falls back the same way)")
-    assert "libxdp dispatcher" in res.stdout
+# Another XDP program, as a DDoS filter or load balancer on a production NIC would be.
+OTHER_XDP = r"""
+struct xdp_md;
+__attribute__((section("xdp"), used)) int other_pass(struct xdp_md *ctx) { return 2; /* XDP_PASS */ }
+char _license[] __attribute__((section("license"), used)) = "GPL";
+"""
+
+
+def attach_other_xdp(ns, how, tmp_path):
+    """Attaches a pass-everything XDP program to the rx interface; returns its program id."""
+    src, obj = tmp_path / "other.c", tmp_path / "other.o"
+    src.write_text(OTHER_XDP)
+    subprocess.run(["clang", "-target", "bpf", "-O2", "-g", "-c", src, "-o", obj], check=True)
+    if how == "ip":
+        subprocess.run(["ip", "-n", ns.rx, "link", "set", "dev", ns.if_rx, "xdp", "obj", obj, "sec", "xdp"],
+                       check=True, capture_output=True)
+    else:
+        if not shutil.which("xdp-loader"):
+            pytest.skip("xdp-loader (Debian package xdp-tools) is not installed")
+        run("/usr/sbin/xdp-loader", "load", "-m", "native", ns.if_rx, obj, netns=ns.rx, check=True)
+    prog = xdp_prog_id(ns)
+    assert prog is not None
+    return prog
+
+
+@pytest.mark.parametrize("how", ["ip", "libxdp"])
+def test_multiprog_beside_another_program(netns, pcaps, tmp_path, how):
+    """Beside another XDP program: attach succeeds, counts equal replay, detach leaves it in place."""
+    want = replay_json(pcaps["both"])
+    other = attach_other_xdp(netns, how, tmp_path)
+    res = run("attach", netns.if_rx, netns=netns.rx)
+    assert (res.returncode, res.stderr) == (1, f"roceval: {netns.if_rx}: already has XDP program {other} "
+                                               "(other_pass); detach it or use --multiprog\n")
+
+    res = run("attach", netns.if_rx, "--multiprog", netns=netns.rx, check=True)
     st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
-    assert st["multiprog"] is True and st["mode"] == "generic"
+    if st["hook"] == "xdp":  # libxdp's dispatcher runs here: both programs are its components
+        assert st["multiprog"] is True and "libxdp dispatcher" in res.stdout
+    else:  # the kernel refuses freplace, or the other program is not a dispatcher's
+        assert (st["hook"], st["mode"], st["multiprog"]) == ("tc", "tc", False)
+        assert xdp_prog_id(netns) == other
+        assert res.stdout.startswith(f"{netns.if_rx}: attached roceval (program {st['program_id']}, tc mode)")
+        assert res.stderr == (f"roceval: {netns.if_rx}: libxdp's dispatcher cannot run here (-v says why): "
+                              "attached at tc ingress instead, where it sees what the XDP program passes on\n")
+        text = run("status", netns.if_rx, netns=netns.rx, check=True).stdout
+        assert text.startswith(f"{netns.if_rx}: tc ingress (tcx link), program {st['program_id']}, ")
+
+    send(netns, pcaps["both"], tmp_path)
+    assert_same_as_replay(wait_roce(netns, want["roce"]), want)
+
     run("detach", netns.if_rx, netns=netns.rx, check=True)
-    assert xdp_prog_id(netns) is None
-    assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+    assert xdp_prog_id(netns) == other
+    assert not pin_dir(netns.if_rx, netns.rx).exists()
+
+
+def test_tc_mode_counts_equal_replay(netns, pcaps, tmp_path):
+    """--mode tc by itself: the same validation at tc ingress, and nothing at the XDP hook."""
+    want = replay_json(pcaps["both"])
+    res = run("attach", netns.if_rx, "--mode", "tc", netns=netns.rx, check=True)
+    assert res.stderr == "" and xdp_prog_id(netns) is None
+    st = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)
+    assert [(s["interface"], s["hook"], s["mode"]) for s in st] == [(netns.if_rx, "tc", "tc")]
+    send(netns, pcaps["both"], tmp_path)
+    live = wait_roce(netns, want["roce"])
+    assert_same_as_replay(live, want)
+    assert live["flows"] == want["flows"]
+
+    # trace reads the socket buffer as it reads an XDP buffer
+    trace = subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--count", "1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "tracing" in trace.stderr.readline()
+    send(netns, pcaps["bad"], tmp_path)
+    stdout, _ = trace.communicate(timeout=10)
+    assert trace.returncode == 0
+    assert re.fullmatch(rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} 192\.168\.70\.\d+\.\d+ > 192\.168\.70\.\d+\.4791: "
+                        r"RC \w+ dqpn 0x[0-9a-f]{6} psn \d+, length \d+: icrc\S*; icrc expected 0x[0-9a-f]{8} "
+                        r"found 0x[0-9a-f]{8} \(stored byte-swapped\)\n", stdout)
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+    assert not pin_dir(netns.if_rx, netns.rx).exists()
 
 
 def test_deleted_interface_leaves_stale_pins_that_attach_and_detach_handle(netns):
@@ -493,8 +558,9 @@ def test_deleted_interface_leaves_stale_pins_that_attach_and_detach_handle(netns
     assert st["stale"] is True
     text = run("status", netns.if_rx, netns=netns.rx, check=True).stdout
     assert f"STALE: the interface it was attached to is gone; 'roceval detach {netns.if_rx}' removes the pins" in text
-    # not "every attached interface" of this namespace any more
-    assert json.loads(run("status", "--json", netns=netns.rx, check=True).stdout) == []
+    # plain status lists it too, marked: its pins still hold memory
+    st = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)
+    assert [(s["interface"], s["stale"]) for s in st] == [(netns.if_rx, True)]
 
     # a new interface of the same name: attach replaces the leftover pins
     netns.ip("link", "add", netns.if_rx, "type", "veth", "peer", "name", netns.if_rx + "p", netns=netns.rx)
@@ -503,7 +569,7 @@ def test_deleted_interface_leaves_stale_pins_that_attach_and_detach_handle(netns
     assert st["stale"] is False and st["program_id"] == xdp_prog_id(netns)
     netns.ip("link", "del", netns.if_rx, netns=netns.rx)
     run("detach", netns.if_rx, netns=netns.rx, check=True)
-    assert not (ROCEVAL_PIN_DIR / netns.if_rx).exists()
+    assert not pin_dir(netns.if_rx, netns.rx).exists()
 
 
 def test_trace_pcapng_to_stdout(netns, pcaps, tmp_path):

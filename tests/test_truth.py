@@ -18,19 +18,13 @@ from pathlib import Path
 import pytest
 
 import roce
-from conftest import CAPTURES, ROCEVAL, nonzero_rules, replay_json, run
+from conftest import ROCEVAL, nonzero_rules, real_capture, replay_json, run
 from roce import RD, UC, frame, pattern, transport
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-REALCAPS = CAPTURES / "realcaps"
-
-
 def real(name):
-    path = REALCAPS / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent (real captures are not part of the project)")
-    return path
+    return real_capture(f"realcaps/{name}")
 
 
 def write_records(path, records, snaplen=262144):

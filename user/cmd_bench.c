@@ -361,7 +361,7 @@ static int do_bench(int argc, char **argv)
 	}
 	if (optind != argc)
 		return command_usage_error(&cmd_bench, "unexpected argument '%s'", argv[optind]);
-	if (require_root())
+	if (require_caps(false))
 		return 1;
 
 	frames = calloc(NFRAMES, sizeof(*frames));
@@ -420,8 +420,8 @@ const struct command cmd_bench = {
 		"  -r, --repeat N    runs per frame and round (default 20000)\n"
 		"  -n, --rounds N    rounds; the median is reported (default 9)\n\n"
 		"The table adds Mpps/core and Gb/s/core of the full program (1000 / full_ns, and\n"
-		"frame bits / full_ns).  Needs root.  Exit status: 0, 1 when BPF failed, 2 for a\n"
-		"bad option.\n\n"
+		"frame bits / full_ns).  Needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON.  Exit status:\n"
+		"0, 1 when BPF failed, 2 for a bad option.\n\n"
 		"Example:\n"
 		"  roceval bench --repeat 5000 --rounds 3\n",
 	.run = do_bench,

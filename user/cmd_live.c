@@ -4,12 +4,14 @@
  * top and config.  (trace lives in cmd_trace.c.)  Everything goes through
  * user/live.h, so these commands and the daemon see the same pins.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -83,7 +85,7 @@ static int open_ifaces(const char *ifname, struct live_iface *li, int max)
 		return live_open_report(ifname, &li[0]) ? -1 : 1;
 	n = live_list_local(names, max < MAX_IFACES ? max : MAX_IFACES);
 	if (n < 0) {
-		pr_warn("Couldn't list %s: %s", ROCEVAL_PIN_ROOT, strerror(-n));
+		pr_warn("Couldn't list %s: %s", live_pin_root(), strerror(-n));
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -110,7 +112,7 @@ static int open_iface_arg(const struct command *cmd, int argc, char **argv, stru
 		ifname = argv[optind++];
 	if (optind < argc)
 		return -command_usage_error(cmd, "one interface at a time ('%s'?)", argv[optind]);
-	if (require_root())
+	if (require_caps(true))
 		return -1;
 	n = open_ifaces(ifname, li, MAX_IFACES);
 	return n < 0 ? -1 : n;
@@ -165,6 +167,8 @@ static int parse_mode(const char *s, enum live_mode *mode)
 		*mode = LIVE_MODE_GENERIC;
 	else if (!strcmp(s, "auto"))
 		*mode = LIVE_MODE_AUTO;
+	else if (!strcmp(s, "tc"))
+		*mode = LIVE_MODE_TC;
 	else
 		return -EINVAL;
 	return 0;
@@ -216,7 +220,7 @@ static int do_attach(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "m:s:", opts, &idx)) != -1) {
 		if (opt == 'm') {
 			if (parse_mode(optarg, &mode))
-				return command_usage_error(&cmd_attach, "--mode %s: expected native, generic or auto",
+				return command_usage_error(&cmd_attach, "--mode %s: expected native, generic, auto or tc",
 							   optarg);
 		} else if (opt == OPT_MULTIPROG) {
 			multiprog = true;
@@ -245,13 +249,14 @@ static int do_attach(int argc, char **argv)
 	}
 	if (!ifname)
 		return command_usage_error(&cmd_attach, "an interface is required");
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 	ret = live_attach(ifname, mode, multiprog, &cfg, &li);
 	if (ret)
 		return ret == -EINVAL || ret == -ENODEV ? EXIT_USAGE : 1;
-	printf("%s: attached roceval (program %u, %s mode%s); pinned in %s/%s\n", ifname, li.prog_id,
-	       live_mode_name(li.mode), li.multiprog ? ", libxdp dispatcher" : "", ROCEVAL_PIN_ROOT, ifname);
+	printf("%s: attached roceval (program %u, %s mode%s); pinned in %s/%s/%s\n", ifname, li.prog_id,
+	       live_mode_name(li.mode), li.multiprog ? ", libxdp dispatcher" : "", live_pin_root(), li.netns,
+	       ifname);
 	live_close(&li);
 	return 0;
 }
@@ -261,15 +266,25 @@ const struct command cmd_attach = {
 	.args = "IFACE [--mode native|generic|auto] [--multiprog] [KEY=VALUE]...",
 	.summary = "attach the validator to an interface and pin it, counters and all",
 	.help = "Loads the roceval XDP program, attaches it to IFACE through a bpf_link and pins the\n"
-		"program, the link and the maps under " ROCEVAL_PIN_ROOT "/IFACE/, then exits: the\n"
-		"program keeps running and counting until 'roceval detach IFACE'.  Traffic is never\n"
-		"changed unless enforce=on.  The program reads frames of any size (multi-buffer).\n\n"
+		"program, the link and the maps under " ROCEVAL_PIN_ROOT "/netns-INODE/IFACE/ (INODE:\n"
+		"the network namespace's, as 'lsns -t net' shows it), then exits: the program keeps\n"
+		"running and counting until 'roceval detach IFACE'.  Traffic is never changed unless\n"
+		"enforce=on.  The program reads frames of any size (multi-buffer).\n\n"
+		"Run from a private mount namespace ('ip netns exec'), it pins in the host's bpffs\n"
+		"through /proc/1/root, or refuses when that is out of reach: a bpffs of that\n"
+		"namespace would vanish, and the attachment with it, when the command exits.\n\n"
 		"If IFACE already runs an XDP program, attach fails and names it: detach it first,\n"
-		"or use --multiprog to run beside it through libxdp's dispatcher.\n\n"
+		"or use --multiprog to run beside it.  That goes through libxdp's dispatcher where it\n"
+		"can (the other program attached through libxdp too, and a kernel that runs freplace\n"
+		"programs), else at tc ingress through a tcx link (kernel 6.6 or later), after the XDP\n"
+		"program: roceval then sees the frames it passes on, with VLAN tags already taken out\n"
+		"of the frame.  status says which hook is in use.\n\n"
 		"Options:\n"
-		"  -m, --mode MODE   native (driver hook), generic (skb hook, any interface, slower)\n"
-		"                    or auto (default: native where the driver supports it)\n"
-		"      --multiprog   attach through libxdp's dispatcher (xdp-loader compatible)\n"
+		"  -m, --mode MODE   native (driver hook), generic (skb hook, any interface, slower),\n"
+		"                    auto (default: native where the driver supports it), or tc\n"
+		"                    (tc ingress, not XDP: beside any XDP program, kernel 6.6+)\n"
+		"      --multiprog   beside the XDP program already there: libxdp's dispatcher\n"
+		"                    (xdp-loader compatible) where it can run, else tc ingress\n"
 		"  -s, --set K=V     a setting, as 'roceval config' takes them; also plain K=V\n"
 		"                    arguments and --KEY VALUE options\n"
 		"      --flows N     flow table entries (also flows=N), fixed while attached;\n"
@@ -280,7 +295,8 @@ const struct command cmd_attach = {
 		"Examples:\n"
 		"  roceval attach eth0\n"
 		"  roceval attach eth0 --mode generic pmtu=1024 pkeys=0xffff\n"
-		"  roceval attach eth0 --multiprog\n",
+		"  roceval attach eth0 --multiprog\n"
+		"  roceval attach eth0 --mode tc\n",
 	.run = do_attach,
 };
 
@@ -288,39 +304,88 @@ const struct command cmd_attach = {
 
 static int do_detach(int argc, char **argv)
 {
+	bool stale = false, all = false;
+	const char *ifname = NULL;
 	int err;
 
-	if (argc != 2 || argv[1][0] == '-')
-		return command_usage_error(&cmd_detach, argc < 2 ? "an interface is required"
-								 : "expected exactly one interface");
-	if (require_root())
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stale"))
+			stale = true;
+		else if (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a"))
+			all = true;
+		else if (argv[i][0] == '-' || ifname)
+			return command_usage_error(&cmd_detach, "unexpected '%s'", argv[i]);
+		else
+			ifname = argv[i];
+	}
+	if (all && !stale)
+		return command_usage_error(&cmd_detach, "--all goes with --stale");
+	if (stale == !!ifname)
+		return command_usage_error(&cmd_detach, ifname ? "an interface or --stale, not both"
+							       : "an interface is required");
+	if (require_caps(true))
 		return 1;
-	err = live_detach(argv[1]);
+	if (stale) {
+		err = live_detach_stale(all);
+		if (err == 0)
+			printf("no stale attachment%s\n", all ? "" : " in this network namespace");
+		return err < 0 ? 1 : 0;
+	}
+	err = live_detach(ifname);
 	if (err)
 		return err == -EINVAL ? EXIT_USAGE : 1;
-	printf("%s: detached roceval\n", argv[1]);
+	printf("%s: detached roceval\n", ifname);
 	return 0;
 }
 
 const struct command cmd_detach = {
 	.name = "detach",
-	.args = "IFACE",
+	.args = "IFACE | --stale [--all]",
 	.summary = "detach the validator and remove its pins",
 	.help = "Detaches the program (through its bpf_link, or from libxdp's dispatcher) and removes\n"
-		ROCEVAL_PIN_ROOT "/IFACE/ with the counters in it.  Other XDP programs are left as\n"
-		"they were.  Pins left behind by an interface that no longer exists are removed too.\n\n"
-		"Example:\n"
-		"  roceval detach eth0\n",
+		"its pins with the counters in them.  Other XDP programs are left as they were.  IFACE\n"
+		"is an interface of this network namespace: an attachment of the same name in another\n"
+		"namespace is not touched.  Pins left behind by an interface that no longer exists\n"
+		"are removed too.\n\n"
+		"Options:\n"
+		"      --stale   remove every stale attachment of this namespace (its interface was\n"
+		"                deleted, or deleted and re-created): 'roceval status' marks them\n"
+		"  -a, --all     with --stale: of every network namespace\n\n"
+		"Examples:\n"
+		"  roceval detach eth0\n"
+		"  roceval detach --stale --all\n",
 	.run = do_detach,
 };
 
 /* ---- status ---- */
 
-static int status_one(struct live_iface *li, bool json, bool first)
+/* The name 'ip netns' knows a namespace by, if any. */
+static const char *netns_name(__u64 ino, char *buf, size_t len)
+{
+	struct dirent *de;
+	DIR *d = opendir("/run/netns");
+
+	*buf = '\0';
+	while (d && (de = readdir(d))) {
+		char path[300];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
+		if (de->d_name[0] != '.' && !stat(path, &st) && st.st_ino == ino) {
+			snprintf(buf, len, "%s", de->d_name);
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	return buf;
+}
+
+static int status_one(struct live_iface *li, bool json, bool first, bool all)
 {
 	struct roceval_settings cfg;
 	struct roceval_counters c;
-	char since[64], dur[32];
+	char since[64], dur[32], nsname[256];
 	__u64 mem = 0;
 	int nmaps = 0, err;
 	bool stale;
@@ -334,12 +399,17 @@ static int status_one(struct live_iface *li, bool json, bool first)
 	}
 	live_memory(li, &mem, &nmaps);
 	/* the pins outlive the interface: a deleted or re-created one no longer runs the program */
-	stale = (int)if_nametoindex(li->ifname) != li->ifindex;
+	stale = live_stale(li);
+	netns_name(li->netns_ino, nsname, sizeof(nsname));
 	if (json) {
-		printf("%s{\"interface\": \"%s\", \"ifindex\": %d, \"mode\": \"%s\", \"multiprog\": %s, "
+		printf("%s{\"interface\": \"%s\", \"ifindex\": %d, \"netns\": \"%s\", \"netns_inode\": %llu, "
+		       "\"netns_name\": ",
+		       first ? "" : ", ", li->ifname, li->ifindex, li->netns, (unsigned long long)li->netns_ino);
+		printf(*nsname ? "\"%s\"" : "null", nsname);
+		printf(", \"this_netns\": %s, \"hook\": \"%s\", \"mode\": \"%s\", \"multiprog\": %s, "
 		       "\"program_id\": %u, \"attached_since\": \"%s\", \"attached_since_unix\": %lld, "
 		       "\"stale\": %s, \"enforce\": %s, \"settings\": ",
-		       first ? "" : ", ", li->ifname, li->ifindex, live_mode_name(li->mode),
+		       li->this_netns ? "true" : "false", live_hook_name(li->mode), live_mode_name(li->mode),
 		       li->multiprog ? "true" : "false", li->prog_id,
 		       iso_time(li->attached_since, since, sizeof(since)), (long long)li->attached_since,
 		       stale ? "true" : "false", cfg.enforce ? "true" : "false");
@@ -349,13 +419,20 @@ static int status_one(struct live_iface *li, bool json, bool first)
 		       (unsigned long long)c.total[TOTAL_ROCE]);
 		return 0;
 	}
-	printf("%s%s: %s mode%s, program %u, attached since %s (%s)\n", first ? "" : "\n", li->ifname,
-	       live_mode_name(li->mode), li->multiprog ? " (libxdp dispatcher)" : "", li->prog_id,
+	printf("%s%s: %s%s, program %u, attached since %s (%s)\n", first ? "" : "\n", li->ifname,
+	       li->mode == LIVE_MODE_TC ? "tc ingress (tcx link)" : live_mode_name(li->mode),
+	       li->mode == LIVE_MODE_TC ? "" : li->multiprog ? " mode (libxdp dispatcher)" : " mode", li->prog_id,
 	       since_text(li->attached_since, since, sizeof(since)),
 	       duration_text(difftime(time(NULL), li->attached_since), dur, sizeof(dur)));
-	if (stale)
+	if (all)
+		printf("  %-12s %s%s%s%s\n", "netns", li->netns, *nsname ? " (" : "", nsname,
+		       li->this_netns ? (*nsname ? ", this one)" : " (this one)") : *nsname ? ")" : "");
+	if (stale && li->this_netns)
 		printf("  STALE: the interface it was attached to is gone; 'roceval detach %s' removes the pins\n",
 		       li->ifname);
+	else if (stale)
+		printf("  STALE: the interface it was attached to is gone; 'roceval detach --stale --all' "
+		       "removes the pins\n");
 	printf("  %-12s %s\n", "enforce", cfg.enforce ? "ON: frames breaking error rules are DROPPED"
 						     : "off (observe only)");
 	printf("  %-12s %llu\n  %-12s %llu\n", "frames", (unsigned long long)c.total[TOTAL_FRAMES], "roce",
@@ -371,40 +448,67 @@ static int status_one(struct live_iface *li, bool json, bool first)
 	return 0;
 }
 
+/* Opens what status shows: IFACE, this namespace's attachments (stale ones too), or all. */
+static int status_open(const char *ifname, bool all, struct live_iface *li, int max)
+{
+	struct live_ref refs[MAX_IFACES];
+	char names[MAX_IFACES][IF_NAMESIZE];
+	int n, opened = 0;
+
+	if (ifname)
+		return live_open_report(ifname, &li[0]) ? -1 : 1;
+	n = all ? live_list_all(refs, max) : live_list(names, max);
+	if (n < 0) {
+		pr_warn("Couldn't list %s: %s", live_pin_root(), strerror(-n));
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		int err = all ? live_open_ref(&refs[i], &li[opened]) : live_open_report(names[i], &li[opened]);
+
+		if (err && all)
+			pr_warn("%s/%s: Couldn't open the pins: %s", refs[i].netns, refs[i].ifname,
+				strerror(-err));
+		opened += !err;
+	}
+	return opened;
+}
+
 static int do_status(int argc, char **argv)
 {
 	struct live_iface li[MAX_IFACES];
 	const char *ifname = NULL;
-	bool json = false;
+	bool json = false, all = false;
 	int n, err = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
 			json = true;
+		else if (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a"))
+			all = true;
 		else if (argv[i][0] == '-' || ifname)
 			return command_usage_error(&cmd_status, "unexpected '%s'", argv[i]);
 		else
 			ifname = argv[i];
 	}
-	if (require_root())
+	if (all && ifname)
+		return command_usage_error(&cmd_status, "an interface or --all, not both");
+	if (require_caps(true))
 		return 1;
-	if (!ifname) {
-		char names[MAX_IFACES][IF_NAMESIZE];
-
-		n = live_list_local(names, MAX_IFACES);
-		if (n == 0) {
-			/* nothing attached is a state to report, not an error */
-			printf(json ? "[]\n" : "roceval is not attached to any interface\n");
-			return 0;
-		}
-	}
-	n = open_ifaces(ifname, li, MAX_IFACES);
+	if (live_init())
+		return 1;
+	n = status_open(ifname, all, li, MAX_IFACES);
 	if (n < 0)
 		return 1;
+	if (n == 0) {
+		/* nothing attached is a state to report, not an error */
+		printf(json ? "[]\n" : all ? "roceval is not attached to any interface\n"
+					   : "roceval is not attached to any interface in this network namespace\n");
+		return 0;
+	}
 	if (json)
 		putchar('[');
 	for (int i = 0; i < n; i++)
-		err |= status_one(&li[i], json, i == 0);
+		err |= status_one(&li[i], json, i == 0, all);
 	if (json)
 		puts("]");
 	close_ifaces(li, n);
@@ -413,15 +517,18 @@ static int do_status(int argc, char **argv)
 
 const struct command cmd_status = {
 	.name = "status",
-	.args = "[IFACE] [--json]",
+	.args = "[IFACE | --all] [--json]",
 	.summary = "show where roceval is attached, how, since when, its settings and memory",
 	.help = "For IFACE, or every interface of this network namespace roceval is attached to: the\n"
 		"attach mode, program id, attach time, whether enforce is on (frames dropped!), frames\n"
 		"and RoCEv2 frames seen, the memory the kernel charges for the program's maps\n"
 		"(memlock), and every setting.  An attachment whose interface was deleted (or deleted\n"
-		"and re-created) since is marked stale: its pins remain until 'roceval detach'.\n\n"
+		"and re-created) since is listed and marked STALE: its pins, and the memory they hold,\n"
+		"remain until 'roceval detach IFACE' or 'roceval detach --stale'.\n\n"
 		"Options:\n"
-		"  -j, --json   a JSON array, one object per interface\n",
+		"  -a, --all    every network namespace's attachments, each marked with its namespace\n"
+		"               (netns-INODE, and the name 'ip netns' knows it by)\n"
+		"  -j, --json   a JSON array, one object per attachment\n",
 	.run = do_status,
 };
 
@@ -601,7 +708,7 @@ static int do_config(int argc, char **argv)
 
 	if (argc < 2 || argv[1][0] == '-')
 		return command_usage_error(&cmd_config, "an interface is required");
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 	if (live_open_report(argv[1], &li))
 		return 1;

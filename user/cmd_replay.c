@@ -212,7 +212,7 @@ static int do_replay(int argc, char **argv)
 		pcap_close(pcap);
 		return EXIT_USAGE;
 	}
-	if (require_root()) {
+	if (require_caps(false)) {
 		pcap_close(pcap);
 		return 1;
 	}

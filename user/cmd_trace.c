@@ -372,7 +372,7 @@ static int trace_lock(struct trace_iface *ti)
 	char path[128];
 
 	mkdir(TRACE_LOCK_DIR, 0700);
-	snprintf(path, sizeof(path), "%s/trace-%s.lock", TRACE_LOCK_DIR, ti->li.ifname);
+	snprintf(path, sizeof(path), "%s/trace-%s-%s.lock", TRACE_LOCK_DIR, ti->li.netns, ti->li.ifname);
 	ti->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (ti->lock_fd < 0) {
 		pr_warn("Couldn't open %s: %s", path, strerror(errno));
@@ -547,7 +547,7 @@ static int do_trace(int argc, char **argv)
 		ifname = argv[optind++];
 	if (optind < argc)
 		return command_usage_error(&cmd_trace, "one interface at a time ('%s'?)", argv[optind]);
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 
 	if (ifname) {

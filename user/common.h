@@ -19,8 +19,12 @@ void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Routes libbpf's messages through pr_warn/pr_debug. */
 void libbpf_setup_logging(void);
-/* Fails with one clear line unless running with the privileges BPF needs. */
-int require_root(void);
+/*
+ * Fails with one clear line unless the effective capabilities cover what BPF
+ * and XDP need (CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON), and with pins, what
+ * opening root's pins takes from another uid (CAP_DAC_OVERRIDE).
+ */
+int require_caps(bool pins);
 
 bool parse_u32(const char *s, unsigned long max, __u32 *out);
 

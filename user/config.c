@@ -137,8 +137,10 @@ int config_set(struct daemon_config *c, const char *key, const char *value, char
 			c->mode = LIVE_MODE_NATIVE;
 		else if (!strcmp(value, "generic"))
 			c->mode = LIVE_MODE_GENERIC;
+		else if (!strcmp(value, "tc"))
+			c->mode = LIVE_MODE_TC;
 		else
-			FAIL("mode = %s: expected native, generic or auto", value);
+			FAIL("mode = %s: expected native, generic, auto or tc", value);
 	} else if (!strcmp(key, "detach_on_exit")) {
 		int b = parse_yes_no(value);
 

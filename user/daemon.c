@@ -66,7 +66,8 @@ static ino_t pin_dir_ino(const char *ifname)
 	char path[PATH_MAX];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", ROCEVAL_PIN_ROOT, ifname);
+	if (live_pin_dir(path, sizeof(path), ifname))
+		return 0;
 	return stat(path, &st) ? 0 : st.st_ino;
 }
 
@@ -85,8 +86,11 @@ static int lock_iface(const char *ifname, bool quiet_busy)
 		pr_warn("%s: couldn't create %s: %s", ifname, LOCK_DIR, strerror(err));
 		return -err;
 	}
-	/* the prefix keeps these apart from other commands' locks in the same directory */
-	snprintf(path, sizeof(path), "%s/daemon-%s.lock", LOCK_DIR, ifname);
+	/*
+	 * The prefix keeps these apart from other commands' locks in the same
+	 * directory; the namespace, from daemons of other namespaces.
+	 */
+	snprintf(path, sizeof(path), "%s/daemon-%s-%s.lock", LOCK_DIR, live_netns(), ifname);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		err = errno;
@@ -309,20 +313,10 @@ static int load_config(struct daemon *d, struct daemon_config *cfg)
 	return 0;
 }
 
-/*
- * The attachments to serve when no interface is configured: those whose
- * interface exists here.  Pin directories are named by interface only, and
- * bpffs is shared by every network namespace, so another namespace's
- * attachments show up in the list too.
- */
+/* The attachments to serve when no interface is configured: this namespace's, stale ones left out. */
 static int list_local(char (*names)[IF_NAMESIZE], int max)
 {
-	int n = live_list(names, max), kept = 0;
-
-	for (int i = 0; i < n; i++)
-		if (if_nametoindex(names[i]))
-			memmove(names[kept++], names[i], IF_NAMESIZE);
-	return n < 0 ? n : kept;
+	return live_list_local(names, max);
 }
 
 static int find_served(struct served *const *ifs, int n, const char *ifname)
@@ -352,7 +346,7 @@ static int build_set(struct daemon *d, const struct daemon_config *cfg, struct s
 	} else {
 		n_names = list_local(names, DAEMON_MAX_IFACES);
 		if (n_names < 0) {
-			pr_warn("couldn't list the attachments under %s: %s", ROCEVAL_PIN_ROOT,
+			pr_warn("couldn't list the attachments under %s: %s", live_pin_root(),
 				strerror(-n_names));
 			return n_names;
 		}
@@ -633,6 +627,7 @@ static void serve_metrics(struct daemon *d, int fd, bool head, const struct time
 		pi[n] = (struct prom_iface){
 			.ifname = s->ifname,
 			.mode = live_mode_name(s->li.mode),
+			.hook = live_hook_name(s->li.mode),
 			.prog_id = s->li.prog_id,
 			.attached_since = s->li.attached_since,
 			.c = counters_read(s->li.counters_fd, &c[n]) ? NULL : &c[n],
@@ -833,7 +828,7 @@ static int do_daemon(int argc, char **argv)
 		printf("%s: OK\n", d.config_path ?: "options");
 		return 0;
 	}
-	if (require_root())
+	if (require_caps(true))
 		return 1;
 	libbpf_setup_logging();
 	if (live_ensure_bpffs())
@@ -891,12 +886,12 @@ const struct command cmd_daemon = {
 		"Attaches roceval to every configured interface, or adopts the attachment already\n"
 		"pinned there (counters continue where they were), then runs until SIGTERM or\n"
 		"SIGINT.  With no interface configured it serves every attachment under\n"
-		ROCEVAL_PIN_ROOT " whose interface is in its network namespace, picks up new\n"
+		ROCEVAL_PIN_ROOT " of its network namespace, picks up new\n"
 		"ones at each interval and drops those detached.\n\n"
 		"  GET /metrics on the listen address: Prometheus text format, one counter family\n"
 		"      per rule, roceval_rule_<id>_total{interface,severity}, with the rule's\n"
 		"      description as HELP; the frame totals as roceval_<id>_total{interface};\n"
-		"      roceval_attached_info{interface,mode,prog_id} and\n"
+		"      roceval_attached_info{interface,mode,hook,prog_id} and\n"
 		"      roceval_attached_since_seconds{interface}.  Values are read at each scrape.\n"
 		"  Every interval, one JSON line per interface whose counters moved:\n"
 		"      {\"time\", \"interface\", \"seconds\", \"delta\": {...}, \"total\": {...}}, with\n"
@@ -908,7 +903,7 @@ const struct command cmd_daemon = {
 		"  SIGTERM, SIGINT: exit, leaving the programs attached and counting unless\n"
 		"      detach_on_exit = yes.\n\n"
 		"A second daemon for an interface already served refuses to start: each interface\n"
-		"is locked through " LOCK_DIR "/daemon-IFACE.lock.  Messages go to stderr.\n\n"
+		"is locked through " LOCK_DIR "/daemon-netns-INODE-IFACE.lock.  Messages go to stderr.\n\n"
 		"Options (they override the file, on every reload too):\n"
 		"  -c, --config FILE      the configuration file, e.g. " DAEMON_DEFAULT_CONFIG ";\n"
 		"                         without one, the defaults and these options\n"
@@ -927,7 +922,7 @@ const struct command cmd_daemon = {
 		"      default " DAEMON_DEFAULT_LISTEN ".  none: no HTTP server.\n"
 		"  interval = S\n"
 		"      seconds between JSON lines and checks for removed attachments; default 10\n"
-		"  mode = native|generic|auto\n"
+		"  mode = native|generic|auto|tc\n"
 		"      how to attach an interface that is not attached yet; default auto\n"
 		"  detach_on_exit = yes|no\n"
 		"      detach every served interface when stopping; default no\n"

@@ -2,7 +2,13 @@
 /*
  * Live attachments: load the XDP object, attach it to an interface through
  * a bpf_link (or libxdp's dispatcher with --multiprog) and pin everything
- * under ROCEVAL_PIN_ROOT/<ifname>/ so it outlives this process.
+ * under <bpffs>/roceval/netns-<inode>/<ifname>/ so it outlives this process.
+ *
+ * bpffs is one tree for every network namespace, and interface names repeat
+ * across namespaces (every container has an eth0): the directory of the
+ * namespace (the inode `lsns -t net` shows) keeps them apart.  Inodes of dead
+ * namespaces are reused, so meta also records the namespace's cookie, which
+ * never is: pins whose cookie is not their namespace's are leftovers.
  *
  * The pin directory holds:
  *   prog      the XDP program
@@ -20,6 +26,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -35,6 +42,22 @@
 #include "loader.h"
 
 #define BPFFS "/sys/fs/bpf"
+/* pid 1's view of the host's bpffs, for a command run in a private mount namespace */
+#define HOST_BPFFS "/proc/1/root/sys/fs/bpf"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/* Where the pins of this process's network namespace are: resolved once. */
+static struct {
+	bool done;
+	bool unmounted; /* nothing mounted yet where the pins will go */
+	char root[PATH_MAX]; /* <bpffs>/roceval */
+	char ns[LIVE_NS_LEN]; /* netns-<inode> */
+	__u64 cookie;
+	__u64 ino;
+} here;
 
 static __u32 live_flow_entries = ROCEVAL_DEFAULT_FLOWS;
 
@@ -52,6 +75,7 @@ struct live_meta {
 	__u32 multiprog;
 	__u32 ifindex;
 	__u32 pad;
+	__u64 netns_cookie; /* of the namespace attached in: its inode may be reused */
 };
 
 const char *live_mode_name(enum live_mode mode)
@@ -61,17 +85,109 @@ const char *live_mode_name(enum live_mode mode)
 		return "native";
 	case LIVE_MODE_GENERIC:
 		return "generic";
+	case LIVE_MODE_TC:
+		return "tc";
 	default:
 		return "auto";
 	}
 }
 
-int live_ensure_bpffs(void)
+const char *live_hook_name(enum live_mode mode)
 {
-	struct statfs st;
+	return mode == LIVE_MODE_TC ? "tc" : "xdp";
+}
 
-	if (!statfs(BPFFS, &st) && st.f_type == BPF_FS_MAGIC)
+static bool is_bpffs(const char *path, dev_t *dev)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (statfs(path, &sfs) || sfs.f_type != BPF_FS_MAGIC || stat(path, &st))
+		return false;
+	*dev = st.st_dev;
+	return true;
+}
+
+static bool same_link(const char *a, const char *b)
+{
+	char la[64], lb[64];
+	ssize_t na = readlink(a, la, sizeof(la)), nb = readlink(b, lb, sizeof(lb));
+
+	return na > 0 && na == nb && !memcmp(la, lb, na);
+}
+
+/*
+ * Whether this process runs in the host's mount namespace, where a bpffs it
+ * mounts outlives it: pid 1's, and pid 1 the host's init, not a container's
+ * (the initial pid namespace's inode is fixed, PROC_PID_INIT_INO).
+ */
+static bool host_mount_ns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCU &&
+	       same_link("/proc/self/ns/mnt", "/proc/1/ns/mnt");
+}
+
+/* This network namespace's name under /run/netns (as 'ip netns' made it), or "NS". */
+static const char *netns_run_name(char *buf, size_t len)
+{
+	struct stat self, st;
+	struct dirent *de;
+	DIR *d = opendir("/run/netns");
+
+	snprintf(buf, len, "NS");
+	if (!d)
+		return buf;
+	while (!stat("/proc/self/ns/net", &self) && (de = readdir(d))) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
+		if (de->d_name[0] != '.' && !stat(path, &st) && st.st_ino == self.st_ino &&
+		    st.st_dev == self.st_dev) {
+			snprintf(buf, len, "%s", de->d_name);
+			break;
+		}
+	}
+	closedir(d);
+	return buf;
+}
+
+/*
+ * The bpffs that outlives this command.  `ip netns exec` runs its command in
+ * a mount namespace of its own with a fresh /sys: a bpffs mounted there, and
+ * every pin in it, dies with the command, and with the pins the attachment.
+ * So the host's bpffs is used through pid 1's root when this one is not it,
+ * bpffs is mounted only in the host's mount namespace, and where neither can
+ * be had the command refuses rather than attach for the length of its life.
+ */
+static int resolve_bpffs(bool may_mount, char *out, size_t len)
+{
+	dev_t ours = 0, host = 0;
+	bool have_ours = is_bpffs(BPFFS, &ours), have_host = is_bpffs(HOST_BPFFS, &host);
+
+	if (have_host && (!have_ours || ours != host)) {
+		pr_info("using the host's bpffs through %s: %s here is not it", HOST_BPFFS, BPFFS);
+		snprintf(out, len, "%s", HOST_BPFFS);
 		return 0;
+	}
+	if (have_ours) {
+		snprintf(out, len, "%s", BPFFS);
+		return 0;
+	}
+	if (!host_mount_ns()) {
+		char name[NAME_MAX + 1];
+
+		pr_warn("%s is not the host's bpffs in this mount namespace (a private one, as 'ip netns "
+			"exec' or a container makes) and the host's is out of reach: pins made here would "
+			"vanish with this command; run 'nsenter --net=/run/netns/%s roceval ...' instead, or "
+			"mount the host's bpffs on %s",
+			BPFFS, netns_run_name(name, sizeof(name)), BPFFS);
+		return -EXDEV;
+	}
+	snprintf(out, len, "%s", BPFFS);
+	if (!may_mount)
+		return 1; /* nothing pinned to find: the caller reads an empty tree */
 	if (mount("bpf", BPFFS, "bpf", 0, "mode=0700")) {
 		int err = -errno;
 
@@ -79,6 +195,75 @@ int live_ensure_bpffs(void)
 		return err;
 	}
 	return 0;
+}
+
+/* This network namespace's inode and cookie. */
+static int netns_identity(__u64 *ino, __u64 *cookie)
+{
+	socklen_t len = sizeof(*cookie);
+	struct stat st;
+	int fd, err = 0;
+
+	if (stat("/proc/self/ns/net", &st)) {
+		err = -errno;
+		pr_warn("Couldn't identify the network namespace: %s", strerror(errno));
+		return err;
+	}
+	*ino = st.st_ino;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len)) {
+		err = -errno;
+		pr_warn("Couldn't read the network namespace's cookie: %s", strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static int live_resolve(bool may_mount)
+{
+	char bpffs[PATH_MAX - 16];
+	int ret, err;
+
+	if (here.done && !(here.unmounted && may_mount))
+		return 0;
+	ret = resolve_bpffs(may_mount, bpffs, sizeof(bpffs));
+	if (ret < 0)
+		return ret;
+	if (!here.done && (err = netns_identity(&here.ino, &here.cookie)))
+		return err;
+	here.unmounted = ret == 1;
+	snprintf(here.root, sizeof(here.root), "%s/roceval", bpffs);
+	snprintf(here.ns, sizeof(here.ns), "netns-%llu", (unsigned long long)here.ino);
+	here.done = true;
+	return 0;
+}
+
+int live_ensure_bpffs(void)
+{
+	return live_resolve(true);
+}
+
+int live_init(void)
+{
+	return live_resolve(false);
+}
+
+const char *live_pin_root(void)
+{
+	return here.done ? here.root : ROCEVAL_PIN_ROOT;
+}
+
+const char *live_netns(void)
+{
+	return here.ns;
+}
+
+int live_pin_dir(char *buf, size_t len, const char *ifname)
+{
+	int n = snprintf(buf, len, "%s/%s/%s", live_pin_root(), here.ns, ifname);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 /* Takes the pin-tree lock, creating ROCEVAL_PIN_ROOT as needed; returns the fd or -errno. */
@@ -89,15 +274,15 @@ static int pin_lock(void)
 	err = live_ensure_bpffs();
 	if (err)
 		return err;
-	if (mkdir(ROCEVAL_PIN_ROOT, 0700) && errno != EEXIST) {
+	if (mkdir(here.root, 0700) && errno != EEXIST) {
 		err = -errno;
-		pr_warn("Couldn't create %s: %s", ROCEVAL_PIN_ROOT, strerror(errno));
+		pr_warn("Couldn't create %s: %s", here.root, strerror(errno));
 		return err;
 	}
-	fd = open(ROCEVAL_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(here.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || flock(fd, LOCK_EX)) {
 		err = -errno;
-		pr_warn("Couldn't lock %s: %s", ROCEVAL_PIN_ROOT, strerror(errno));
+		pr_warn("Couldn't lock %s: %s", here.root, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return err;
@@ -111,17 +296,24 @@ static void pin_unlock(int fd)
 	close(fd);
 }
 
-static int pin_path(char *buf, size_t len, const char *ifname, const char *name)
+/* <root>/<ns>/<ifname>/<name>; the namespace's directory when ifname is NULL. */
+static int pin_path_ns(char *buf, size_t len, const char *ns, const char *ifname, const char *name)
 {
-	int n = name ? snprintf(buf, len, "%s/%s/%s", ROCEVAL_PIN_ROOT, ifname, name)
-		     : snprintf(buf, len, "%s/%s", ROCEVAL_PIN_ROOT, ifname);
+	int n = name	 ? snprintf(buf, len, "%s/%s/%s/%s", here.root, ns, ifname, name)
+		: ifname ? snprintf(buf, len, "%s/%s/%s", here.root, ns, ifname)
+			 : snprintf(buf, len, "%s/%s", here.root, ns);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+static int pin_path(char *buf, size_t len, const char *ifname, const char *name)
+{
+	return pin_path_ns(buf, len, here.ns, ifname, name);
+}
+
 static int pin_fd(int fd, const char *ifname, const char *name)
 {
-	char path[256];
+	char path[PATH_MAX];
 	int err = pin_path(path, sizeof(path), ifname, name);
 
 	if (err)
@@ -134,27 +326,31 @@ static int pin_fd(int fd, const char *ifname, const char *name)
 	return 0;
 }
 
-static int pin_get(const char *ifname, const char *name)
+static int pin_get_ns(const char *ns, const char *ifname, const char *name)
 {
-	char path[256];
-
+	char path[PATH_MAX];
 	int fd;
 
-	if (pin_path(path, sizeof(path), ifname, name))
+	if (pin_path_ns(path, sizeof(path), ns, ifname, name))
 		return -ENAMETOOLONG;
 	fd = bpf_obj_get(path);
 	return fd < 0 ? -errno : fd;
 }
 
-/* Removes the pin directory and whatever is in it. */
-static int pin_remove_all(const char *ifname)
+static int pin_get(const char *ifname, const char *name)
 {
-	char dir[256], path[512];
+	return pin_get_ns(here.ns, ifname, name);
+}
+
+/* Removes the pin directory and whatever is in it, and the namespace's when it is left empty. */
+static int pin_remove_all_ns(const char *ns, const char *ifname)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
 	struct dirent *de;
 	DIR *d;
 	int err = 0;
 
-	if (pin_path(dir, sizeof(dir), ifname, NULL))
+	if (pin_path_ns(dir, sizeof(dir), ns, ifname, NULL))
 		return -ENAMETOOLONG;
 	d = opendir(dir);
 	if (!d)
@@ -171,7 +367,14 @@ static int pin_remove_all(const char *ifname)
 		err = -errno;
 	if (err)
 		pr_warn("Couldn't remove the pins in %s: %s", dir, strerror(-err));
+	else if (!pin_path_ns(dir, sizeof(dir), ns, NULL, NULL))
+		rmdir(dir); /* ENOTEMPTY while the namespace has other attachments */
 	return err;
+}
+
+static int pin_remove_all(const char *ifname)
+{
+	return pin_remove_all_ns(here.ns, ifname);
 }
 
 static const char *prog_name_by_id(__u32 id, char *buf, size_t len)
@@ -226,28 +429,58 @@ static enum live_mode query_mode(int ifindex)
  * interface was deleted, or its namespace went away) is left over, not an
  * attachment: it is removed so the name can be attached again.
  */
-static bool pins_stale(const char *ifname, int ifindex)
+static bool pins_stale_ns(const char *ns, const char *ifname, bool this_ns, int ifindex)
 {
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
-	struct live_meta meta;
+	struct live_meta meta = {};
 	__u32 key = 0;
 	int fd;
 	bool stale = false;
 
-	fd = pin_get(ifname, "meta");
+	fd = pin_get_ns(ns, ifname, "meta");
 	if (fd >= 0) {
-		if (!bpf_map_lookup_elem(fd, &key, &meta) && meta.ifindex != (__u32)ifindex)
+		if (!bpf_map_lookup_elem(fd, &key, &meta) &&
+		    (this_ns ? meta.ifindex != (__u32)ifindex || meta.netns_cookie != here.cookie : false))
 			stale = true;
 		close(fd);
 	}
-	fd = pin_get(ifname, "link");
+	/*
+	 * The kernel clears a link's ifindex when its interface goes, in any
+	 * namespace; a tcx link's ifindex sits where an XDP link's does.
+	 */
+	fd = pin_get_ns(ns, ifname, "link");
 	if (fd >= 0) {
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.xdp.ifindex != (__u32)ifindex)
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    (!info.xdp.ifindex || (this_ns && info.xdp.ifindex != (__u32)ifindex)))
 			stale = true;
 		close(fd);
 	}
 	return stale;
+}
+
+static bool pins_stale(const char *ifname, int ifindex)
+{
+	return pins_stale_ns(here.ns, ifname, true, ifindex);
+}
+
+bool live_stale(const struct live_iface *li)
+{
+	return pins_stale_ns(li->netns, li->ifname, li->this_netns,
+			     li->this_netns ? (int)if_nametoindex(li->ifname) : 0);
+}
+
+/* BPF_TCX_INGRESS (kernel 6.6): newer than the uapi headers libbpf 1.1 comes with */
+#define ROCEVAL_TCX_INGRESS 46
+
+static int attach_tcx(struct roceval_bpf *skel, int ifindex, int *link_fd)
+{
+	int fd = bpf_link_create(bpf_program__fd(skel->progs.roceval_tc), ifindex, ROCEVAL_TCX_INGRESS, NULL);
+
+	if (fd < 0)
+		return -errno;
+	*link_fd = fd;
+	return 0;
 }
 
 static int attach_link(struct roceval_bpf *skel, int ifindex, enum live_mode mode, int *link_fd)
@@ -316,7 +549,8 @@ static int attach_multiprog(struct roceval_bpf *skel, const char *ifname, int if
 	if (err && xmode == XDP_MODE_UNSPEC && (err == -EOPNOTSUPP || err == -EINVAL))
 		err = xdp_program__attach(prog, ifindex, XDP_MODE_SKB, 0);
 	if (err) {
-		pr_warn("%s: Couldn't attach XDP through libxdp's dispatcher: %s", ifname, strerror(-err));
+		/* e.g. the program there is not a dispatcher and libxdp cannot make it one */
+		pr_info("%s: Couldn't attach XDP through libxdp's dispatcher: %s", ifname, strerror(-err));
 		xdp_program__close(prog);
 		return err;
 	}
@@ -327,8 +561,7 @@ static int attach_multiprog(struct roceval_bpf *skel, const char *ifname, int if
 	if (legacy) {
 		xdp_detach_current(prog, ifindex);
 		xdp_program__close(prog);
-		pr_warn("%s: libxdp could not load its dispatcher on this kernel (run with -v for why); "
-			"attach without --multiprog", ifname);
+		pr_info("%s: libxdp could not load its dispatcher on this kernel", ifname);
 		return -EOPNOTSUPP;
 	}
 	*out = prog;
@@ -359,6 +592,7 @@ static int write_meta(const char *ifname, int ifindex, enum live_mode mode, bool
 		.mode = mode,
 		.multiprog = multiprog,
 		.ifindex = ifindex,
+		.netns_cookie = here.cookie,
 	};
 	__u32 key = 0;
 	int fd, err;
@@ -407,9 +641,9 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 	struct xdp_program *xprog = NULL;
 	struct roceval_bpf *skel = NULL;
 	struct stat st;
-	char dir[256];
+	char dir[PATH_MAX];
 	int ifindex, lock, link_fd = -1, err;
-	bool dir_made = false;
+	bool dir_made = false, fell_back = false;
 
 	ifindex = ifindex_of(ifname);
 	if (ifindex < 0)
@@ -440,7 +674,7 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		if ((err = pin_remove_all(ifname)))
 			goto out;
 	}
-	if ((err = check_free(ifname, ifindex, multiprog)))
+	if ((err = check_free(ifname, ifindex, multiprog || mode == LIVE_MODE_TC)))
 		goto out;
 
 	if (multiprog) {
@@ -453,15 +687,27 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 			goto out;
 		}
 		bpf_program__set_autoload(skel->progs.roceval_replay, false);
+		bpf_program__set_autoload(skel->progs.roceval_tc, false);
 		/* the same sizes roceval_load() gives the flow table */
 		bpf_map__set_max_entries(skel->maps.flows, live_flow_entries);
 		bpf_map__set_max_entries(skel->maps.flow_ring, live_flow_entries);
 		skel->rodata->flow_capacity = live_flow_entries;
 		err = attach_multiprog(skel, ifname, ifindex, mode, &xprog);
-		if (err)
-			goto out;
-	} else {
-		skel = roceval_load(LOAD_LIVE, true);
+		if (err) {
+			/*
+			 * libxdp's dispatcher needs freplace programs, which some
+			 * kernels refuse, and cannot join a program attached
+			 * without it: tc ingress chains with anything.
+			 */
+			roceval_bpf__destroy(skel);
+			skel = NULL;
+			multiprog = false;
+			mode = LIVE_MODE_TC;
+			fell_back = true;
+		}
+	}
+	if (!multiprog) {
+		skel = roceval_load(mode == LIVE_MODE_TC ? LOAD_TC : LOAD_LIVE, true);
 		if (!skel) {
 			err = -EINVAL;
 			goto out;
@@ -471,11 +717,20 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 			pr_warn("Couldn't write the settings map: %s", strerror(-err));
 			goto out;
 		}
-		err = attach_link(skel, ifindex, mode, &link_fd);
-		if (err) {
-			pr_warn("%s: Couldn't attach XDP%s%s: %s", ifname, mode == LIVE_MODE_AUTO ? "" : " in ",
-				mode == LIVE_MODE_AUTO ? "" : live_mode_name(mode), strerror(-err));
-			goto out;
+		if (mode == LIVE_MODE_TC) {
+			err = attach_tcx(skel, ifindex, &link_fd);
+			if (err) {
+				pr_warn("%s: Couldn't attach at tc ingress: %s%s", ifname, strerror(-err),
+					err == -EINVAL ? " (tcx links need kernel 6.6 or later)" : "");
+				goto out;
+			}
+		} else {
+			err = attach_link(skel, ifindex, mode, &link_fd);
+			if (err) {
+				pr_warn("%s: Couldn't attach XDP%s%s: %s", ifname, mode == LIVE_MODE_AUTO ? "" : " in ",
+					mode == LIVE_MODE_AUTO ? "" : live_mode_name(mode), strerror(-err));
+				goto out;
+			}
 		}
 	}
 	if (multiprog) {
@@ -486,14 +741,25 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		}
 	}
 
+	if ((err = pin_path(dir, sizeof(dir), NULL, NULL)))
+		goto rollback;
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_warn("Couldn't create %s: %s", dir, strerror(errno));
+		goto rollback;
+	}
+	pin_path(dir, sizeof(dir), ifname, NULL);
 	if (mkdir(dir, 0700)) {
 		err = -errno;
 		pr_warn("Couldn't create %s: %s", dir, strerror(errno));
 		goto rollback;
 	}
 	dir_made = true;
-	mode = query_mode(ifindex);
-	if ((err = pin_fd(multiprog ? xdp_program__fd(xprog) : bpf_program__fd(skel->progs.roceval_xdp),
+	if (mode != LIVE_MODE_TC)
+		mode = query_mode(ifindex);
+	if ((err = pin_fd(multiprog		  ? xdp_program__fd(xprog)
+			  : mode == LIVE_MODE_TC ? bpf_program__fd(skel->progs.roceval_tc)
+						 : bpf_program__fd(skel->progs.roceval_xdp),
 			  ifname, "prog")) ||
 	    (!multiprog && (err = pin_fd(link_fd, ifname, "link"))) ||
 	    (err = pin_maps(skel->obj, ifname)) || (err = write_meta(ifname, ifindex, mode, multiprog)))
@@ -506,6 +772,9 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 			goto rollback;
 		}
 	}
+	if (fell_back)
+		pr_warn("%s: libxdp's dispatcher cannot run here (-v says why): attached at tc ingress "
+			"instead, where it sees what the XDP program passes on", ifname);
 	err = 0;
 	goto out;
 
@@ -526,24 +795,30 @@ out:
 	return err;
 }
 
-int live_open(const char *ifname, struct live_iface *out)
+static int live_open_ns(const char *ns, const char *ifname, struct live_iface *out)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), key = 0;
 	struct live_meta meta = {};
-	char dir[256];
+	char dir[PATH_MAX];
 	struct stat st;
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
 	out->counters_fd = out->settings_fd = out->flows_fd = out->trace_rb_fd = -1;
-	if (pin_path(dir, sizeof(dir), ifname, NULL) || strlen(ifname) >= IF_NAMESIZE)
+	if ((err = live_init()))
+		return err;
+	if (pin_path_ns(dir, sizeof(dir), ns, ifname, NULL) || strlen(ifname) >= IF_NAMESIZE ||
+	    strlen(ns) >= sizeof(out->netns))
 		return -ENAMETOOLONG;
 	if (stat(dir, &st))
 		return -errno;
 	snprintf(out->ifname, sizeof(out->ifname), "%s", ifname);
+	snprintf(out->netns, sizeof(out->netns), "%s", ns);
+	out->this_netns = !strcmp(ns, here.ns);
+	out->netns_ino = strtoull(ns + strlen("netns-"), NULL, 10);
 
-	fd = pin_get(ifname, "meta");
+	fd = pin_get_ns(ns, ifname, "meta");
 	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &meta)) {
 		err = fd < 0 ? fd : -errno;
 		goto fail;
@@ -555,7 +830,7 @@ int live_open(const char *ifname, struct live_iface *out)
 	out->attached_since = meta.attached_since;
 	out->attached_boot_ns = meta.attached_boot_ns;
 
-	fd = pin_get(ifname, "prog");
+	fd = pin_get_ns(ns, ifname, "prog");
 	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
 		err = fd < 0 ? fd : -errno;
 		goto fail;
@@ -563,17 +838,17 @@ int live_open(const char *ifname, struct live_iface *out)
 	close(fd);
 	out->prog_id = info.id;
 
-	out->counters_fd = pin_get(ifname, "counters");
-	out->settings_fd = pin_get(ifname, "settings");
+	out->counters_fd = pin_get_ns(ns, ifname, "counters");
+	out->settings_fd = pin_get_ns(ns, ifname, "settings");
 	if (out->counters_fd < 0 || out->settings_fd < 0) {
 		err = out->counters_fd < 0 ? out->counters_fd : out->settings_fd;
 		goto fail;
 	}
 	/* optional maps: -1 when this build of the object has none */
-	out->flows_fd = pin_get(ifname, "flows");
+	out->flows_fd = pin_get_ns(ns, ifname, "flows");
 	if (out->flows_fd < 0)
 		out->flows_fd = -1;
-	out->trace_rb_fd = pin_get(ifname, "trace_rb");
+	out->trace_rb_fd = pin_get_ns(ns, ifname, "trace_rb");
 	if (out->trace_rb_fd < 0)
 		out->trace_rb_fd = -1;
 	return 0;
@@ -583,6 +858,13 @@ fail:
 	live_close(out);
 	/* a directory without its pins is damage, not "not attached" */
 	return err == -ENOENT ? -EUCLEAN : err;
+}
+
+int live_open(const char *ifname, struct live_iface *out)
+{
+	int err = live_init();
+
+	return err ? err : live_open_ns(here.ns, ifname, out);
 }
 
 int live_open_report(const char *ifname, struct live_iface *out)
@@ -595,10 +877,12 @@ int live_open_report(const char *ifname, struct live_iface *out)
 		else
 			pr_warn("%s: roceval is not attached; see 'roceval help attach'", ifname);
 	} else if (err == -EUCLEAN) {
-		pr_warn("%s: pins in %s/%s are incomplete; 'roceval detach %s' removes them", ifname,
-			ROCEVAL_PIN_ROOT, ifname, ifname);
+		pr_warn("%s: pins in %s/%s/%s are incomplete; 'roceval detach %s' removes them", ifname,
+			here.root, here.ns, ifname, ifname);
+	} else if (err == -EXDEV) {
+		/* live_init() said why */
 	} else if (err == -EPERM || err == -EACCES) {
-		pr_warn("%s: Couldn't open the pins: %s (are you root?)", ifname, strerror(-err));
+		pr_warn("%s: Couldn't open the pins: %s (they are root's)", ifname, strerror(-err));
 	} else if (err) {
 		pr_warn("%s: Couldn't open the pins: %s", ifname, strerror(-err));
 	}
@@ -623,6 +907,35 @@ static __u64 fd_memlock(int fd)
 	return v;
 }
 
+/* Sums what the kernel charges for the maps pinned in li's directory (prog and link are not maps). */
+static int pinned_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (pin_path_ns(dir, sizeof(dir), li->netns, li->ifname, NULL) || !(d = opendir(dir)))
+		return -errno ?: -ENAMETOOLONG;
+	while ((de = readdir(d))) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "prog") || !strcmp(de->d_name, "link"))
+			continue;
+		fd = pin_get_ns(li->netns, li->ifname, de->d_name);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			*bytes += fd_memlock(fd);
+			(*nmaps)++;
+		}
+		close(fd);
+	}
+	closedir(d);
+	return 0;
+}
+
 int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 {
 	__u32 ids[64], nids = 64;
@@ -632,7 +945,10 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 
 	*bytes = 0;
 	*nmaps = 0;
+	/* by id, the program's own .rodata and .bss too; that takes CAP_SYS_ADMIN */
 	fd = bpf_prog_get_fd_by_id(li->prog_id);
+	if (fd < 0 && errno == EPERM)
+		return pinned_memory(li, bytes, nmaps);
 	if (fd < 0)
 		return -errno;
 	info.nr_map_ids = nids;
@@ -652,7 +968,7 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 		(*nmaps)++;
 		close(mfd);
 	}
-	fd = pin_get(li->ifname, "meta");
+	fd = pin_get_ns(li->netns, li->ifname, "meta");
 	if (fd >= 0) {
 		*bytes += fd_memlock(fd);
 		(*nmaps)++;
@@ -692,13 +1008,46 @@ static int detach_multiprog(const char *ifname, int ifindex, const struct live_m
 	return err;
 }
 
-int live_detach(const char *ifname)
+/* Detaches and unpins one attachment; the caller holds the pin lock. */
+static int detach_locked(const char *ns, const char *ifname)
 {
 	struct live_meta meta = {};
-	struct stat st;
-	char dir[256];
 	__u32 key = 0;
-	int lock, fd, err = 0;
+	int fd, err = 0;
+
+	fd = pin_get_ns(ns, ifname, "meta");
+	if (fd >= 0) {
+		bpf_map_lookup_elem(fd, &key, &meta);
+		close(fd);
+	}
+	if (meta.multiprog) {
+		/* libxdp works by ifindex, which only means something in the namespace itself */
+		int ifindex = strcmp(ns, here.ns) ? 0 : if_nametoindex(ifname);
+
+		/* without the interface there is nothing left to detach from */
+		if (ifindex && (__u32)ifindex == meta.ifindex && meta.netns_cookie == here.cookie)
+			err = detach_multiprog(ifname, ifindex, &meta);
+	} else {
+		fd = pin_get_ns(ns, ifname, "link");
+		if (fd >= 0) {
+			/* detach explicitly: another process may hold the link open */
+			if (bpf_link_detach(fd) && errno != ENOLINK)
+				err = -errno;
+			close(fd);
+		}
+	}
+	if (err) {
+		pr_warn("%s: Couldn't detach: %s", ifname, strerror(-err));
+		return err;
+	}
+	return pin_remove_all_ns(ns, ifname);
+}
+
+int live_detach(const char *ifname)
+{
+	struct stat st;
+	char dir[PATH_MAX];
+	int lock, err = 0;
 
 	if (strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/') || ifname[0] == '.') {
 		pr_warn("%s: not a valid interface name", ifname);
@@ -711,61 +1060,106 @@ int live_detach(const char *ifname)
 		goto out;
 	if (stat(dir, &st)) {
 		err = -ENOENT;
-		pr_warn("%s: roceval is not attached", ifname);
+		if (if_nametoindex(ifname))
+			pr_warn("%s: roceval is not attached", ifname);
+		else
+			pr_warn("%s: no such interface, and roceval has no pins for one in this network namespace",
+				ifname);
 		goto out;
 	}
-	fd = pin_get(ifname, "meta");
-	if (fd >= 0) {
-		bpf_map_lookup_elem(fd, &key, &meta);
-		close(fd);
-	}
-	if (meta.multiprog) {
-		int ifindex = if_nametoindex(ifname);
-
-		/* without the interface there is nothing left to detach from */
-		if (ifindex && (__u32)ifindex == meta.ifindex)
-			err = detach_multiprog(ifname, ifindex, &meta);
-	} else {
-		fd = pin_get(ifname, "link");
-		if (fd >= 0) {
-			/* detach explicitly: another process may hold the link open */
-			if (bpf_link_detach(fd) && errno != ENOLINK)
-				err = -errno;
-			close(fd);
-		}
-	}
-	if (err) {
-		pr_warn("%s: Couldn't detach: %s", ifname, strerror(-err));
-		goto out;
-	}
-	err = pin_remove_all(ifname);
+	err = detach_locked(here.ns, ifname);
 out:
 	pin_unlock(lock);
 	return err;
 }
 
-static int cmp_names(const void *a, const void *b)
+static int cmp_refs(const void *a, const void *b)
 {
-	return strcmp(a, b);
+	const struct live_ref *x = a, *y = b;
+	int c = strcmp(x->netns, y->netns);
+
+	return c ? c : strcmp(x->ifname, y->ifname);
+}
+
+/* Subdirectories of dir whose names fit in size; calls fn for each. */
+static int list_dirs(const char *dir, size_t size, int (*fn)(const char *name, void *arg), void *arg)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!err && (de = readdir(d)))
+		if (de->d_name[0] != '.' && de->d_type == DT_DIR && strlen(de->d_name) < size)
+			err = fn(de->d_name, arg);
+	closedir(d);
+	return err;
+}
+
+struct ref_list {
+	struct live_ref *refs;
+	int n, max;
+	const char *ns;
+};
+
+static int add_ref(const char *ifname, void *arg)
+{
+	struct ref_list *l = arg;
+
+	if (l->n >= l->max)
+		return -ENOSPC;
+	snprintf(l->refs[l->n].netns, sizeof(l->refs[l->n].netns), "%s", l->ns);
+	snprintf(l->refs[l->n].ifname, sizeof(l->refs[l->n].ifname), "%s", ifname);
+	l->n++;
+	return 0;
+}
+
+static int add_ns(const char *ns, void *arg)
+{
+	struct ref_list *l = arg;
+	char dir[PATH_MAX];
+
+	if (strncmp(ns, "netns-", 6) || pin_path_ns(dir, sizeof(dir), ns, NULL, NULL))
+		return 0;
+	l->ns = ns;
+	return list_dirs(dir, IF_NAMESIZE, add_ref, l);
+}
+
+int live_list_all(struct live_ref *refs, int max)
+{
+	struct ref_list l = { .refs = refs, .max = max };
+	int err = live_init();
+
+	if (!err)
+		err = list_dirs(here.root, LIVE_NS_LEN, add_ns, &l);
+	if (err)
+		return err;
+	qsort(refs, l.n, sizeof(*refs), cmp_refs);
+	return l.n;
+}
+
+int live_open_ref(const struct live_ref *ref, struct live_iface *out)
+{
+	int err = live_init();
+
+	return err ? err : live_open_ns(ref->netns, ref->ifname, out);
 }
 
 int live_list(char (*names)[IF_NAMESIZE], int max)
 {
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
+	struct live_ref refs[64];
+	struct ref_list l = { .refs = refs, .max = max < 64 ? max : 64 };
+	int err = live_init();
 
-	d = opendir(ROCEVAL_PIN_ROOT);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)) && n < max) {
-		if (de->d_name[0] == '.' || de->d_type != DT_DIR || strlen(de->d_name) >= IF_NAMESIZE)
-			continue;
-		snprintf(names[n++], IF_NAMESIZE, "%s", de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, IF_NAMESIZE, cmp_names);
-	return n;
+	if (!err)
+		err = add_ns(here.ns, &l);
+	if (err)
+		return err;
+	qsort(refs, l.n, sizeof(*refs), cmp_refs);
+	for (int i = 0; i < l.n; i++)
+		memcpy(names[i], refs[i].ifname, IF_NAMESIZE);
+	return l.n;
 }
 
 int live_list_local(char (*names)[IF_NAMESIZE], int max)
@@ -773,17 +1167,44 @@ int live_list_local(char (*names)[IF_NAMESIZE], int max)
 	int n = live_list(names, max), kept = 0;
 
 	for (int i = 0; i < n; i++) {
-		struct live_meta meta;
-		__u32 key = 0;
-		int fd = pin_get(names[i], "meta"), ok;
+		int ifindex = if_nametoindex(names[i]);
+		bool ok = ifindex && !pins_stale(names[i], ifindex);
 
-		ok = fd >= 0 && !bpf_map_lookup_elem(fd, &key, &meta) &&
-		     meta.ifindex == if_nametoindex(names[i]);
-		if (fd >= 0)
-			close(fd);
 		if (ok && kept != i)
 			memcpy(names[kept], names[i], IF_NAMESIZE);
 		kept += ok;
 	}
 	return n < 0 ? n : kept;
+}
+
+int live_detach_stale(bool all)
+{
+	struct live_ref refs[256];
+	int n, lock, removed = 0, err = 0;
+
+	lock = pin_lock();
+	if (lock < 0)
+		return lock;
+	n = live_list_all(refs, 256);
+	if (n < 0) {
+		pr_warn("Couldn't list %s: %s", here.root, strerror(-n));
+		err = n;
+	}
+	for (int i = 0; i < n; i++) {
+		bool this_ns = !strcmp(refs[i].netns, here.ns);
+
+		if (!all && !this_ns)
+			continue;
+		if (!pins_stale_ns(refs[i].netns, refs[i].ifname, this_ns,
+				   this_ns ? (int)if_nametoindex(refs[i].ifname) : 0))
+			continue;
+		if (detach_locked(refs[i].netns, refs[i].ifname)) {
+			err = -EIO;
+			continue;
+		}
+		printf("%s: removed the pins of a stale attachment (%s)\n", refs[i].ifname, refs[i].netns);
+		removed++;
+	}
+	pin_unlock(lock);
+	return err ? err : removed;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Live attachments.  Everything roceval keeps for an interface is pinned
- * under ROCEVAL_PIN_ROOT/<ifname>/ (directory 0700, pins 0600): the program,
+ * under ROCEVAL_PIN_ROOT/netns-<inode>/<ifname>/ (directories 0700, pins
+ * 0600), one directory per network namespace: the program,
  * the bpf_link, and the maps, so counters survive the CLI exiting and the
  * daemon restarting.  attach, detach, status, stats, top, trace, config and
  * the daemon all go through this interface.
@@ -16,16 +17,34 @@
 
 #include "roceval.h"
 
+/* Where the pins are on the host; a private mount namespace reaches them elsewhere. */
 #define ROCEVAL_PIN_ROOT "/sys/fs/bpf/roceval"
+/* "netns-" and a namespace's inode */
+#define LIVE_NS_LEN 32
 
 enum live_mode {
 	LIVE_MODE_AUTO = 0, /* native if the driver supports it, else generic */
 	LIVE_MODE_NATIVE,
 	LIVE_MODE_GENERIC,
+	/*
+	 * Not XDP: tc ingress through a tcx link (kernel 6.6+), which chains
+	 * with other programs by design, for an interface whose XDP hook
+	 * another program holds; it sees what that program passes on.
+	 */
+	LIVE_MODE_TC,
+};
+
+/* An attachment in any network namespace: the directories it is pinned in. */
+struct live_ref {
+	char netns[LIVE_NS_LEN];
+	char ifname[IF_NAMESIZE];
 };
 
 struct live_iface {
 	char ifname[IF_NAMESIZE];
+	char netns[LIVE_NS_LEN]; /* the namespace's pin directory, netns-<inode> */
+	__u64 netns_ino;
+	bool this_netns; /* attached in the namespace this process runs in */
 	int ifindex;
 	enum live_mode mode; /* the mode actually in use */
 	bool multiprog;	     /* attached through libxdp's dispatcher */
@@ -38,9 +57,25 @@ struct live_iface {
 	__u64 attached_boot_ns; /* CLOCK_BOOTTIME at attach: for averages since then */
 };
 
-/* Mounts bpffs on /sys/fs/bpf when nothing is mounted there. 0 or -errno, error printed. */
+/*
+ * Finds the bpffs that outlives this command (the host's, even from a private
+ * mount namespace such as 'ip netns exec' makes) and this network namespace's
+ * identity; live_ensure_bpffs() also mounts bpffs where that is safe.  Every
+ * other function calls one of them.  0 or -errno, the reason printed (-EXDEV:
+ * only a bpffs that would vanish with this process is to be had).
+ */
+int live_init(void);
 int live_ensure_bpffs(void);
-/* Loads, attaches and pins; fails naming the program already on the interface. */
+/* The resolved ROCEVAL_PIN_ROOT, and this namespace's directory name in it. */
+const char *live_pin_root(void);
+const char *live_netns(void);
+/* This namespace's pin directory for ifname. */
+int live_pin_dir(char *buf, size_t len, const char *ifname);
+/*
+ * Loads, attaches and pins; fails naming the program already on the
+ * interface.  multiprog: beside that program, through libxdp's dispatcher
+ * where it can run, else at tc ingress (out->mode says which).
+ */
 int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		const struct roceval_settings *settings, struct live_iface *out);
 /* Opens the pins of an existing attachment. -ENOENT when the interface has none. */
@@ -53,15 +88,23 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps);
 void live_set_flow_entries(__u32 entries);
 /* Detaches and removes every pin; the interface is left as it was before attach. */
 int live_detach(const char *ifname);
-/* Names of the attached interfaces (pin directories), sorted; returns the count or -errno. */
+/* Interfaces of this network namespace with pins, stale ones included, sorted; count or -errno. */
 int live_list(char (*names)[IF_NAMESIZE], int max);
-/*
- * live_list() narrowed to this network namespace: the pins are global, but an
- * interface name means the interface of that name here (with the ifindex it
- * was attached with).
- */
+/* live_list() without the stale ones: the attachments that run here now. */
 int live_list_local(char (*names)[IF_NAMESIZE], int max);
+/* Every namespace's attachments, sorted by namespace and name; count or -errno. */
+int live_list_all(struct live_ref *refs, int max);
+int live_open_ref(const struct live_ref *ref, struct live_iface *out);
+/*
+ * Whether the interface li was attached to is gone (deleted, re-created, or
+ * its namespace with it): its pins hold memory and count nothing.
+ */
+bool live_stale(const struct live_iface *li);
+/* Detaches every stale attachment of this namespace (all: of every one); count or -errno. */
+int live_detach_stale(bool all);
 void live_close(struct live_iface *li);
 const char *live_mode_name(enum live_mode mode);
+/* "xdp", or "tc" for LIVE_MODE_TC. */
+const char *live_hook_name(enum live_mode mode);
 
 #endif

@@ -29,6 +29,7 @@ struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 	}
 	bpf_program__set_autoload(skel->progs.roceval_xdp, !!(what & LOAD_LIVE));
 	bpf_program__set_autoload(skel->progs.roceval_replay, !!(what & LOAD_REPLAY));
+	bpf_program__set_autoload(skel->progs.roceval_tc, !!(what & LOAD_TC));
 	if (frags)
 		bpf_program__set_flags(skel->progs.roceval_xdp,
 				       bpf_program__flags(skel->progs.roceval_xdp) | BPF_F_XDP_HAS_FRAGS);
@@ -39,7 +40,7 @@ struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 	err = roceval_bpf__load(skel);
 	if (err) {
 		pr_warn("Couldn't load the BPF program: %s%s", strerror(-err),
-			err == -EPERM ? " (are you root?)" : verbose ? "" : " (run with -v for the verifier log)");
+			err == -EPERM ? " (CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON are needed)" : verbose ? "" : " (run with -v for the verifier log)");
 		roceval_bpf__destroy(skel);
 		return NULL;
 	}

@@ -9,6 +9,7 @@
 enum roceval_load_what {
 	LOAD_LIVE = 1,	 /* the XDP program for an interface */
 	LOAD_REPLAY = 2, /* the batch program BPF_PROG_TEST_RUN drives */
+	LOAD_TC = 4,	 /* the tc ingress program, for a tcx link */
 };
 
 /*

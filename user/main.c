@@ -3,12 +3,17 @@
  * roceval: one binary, subcommands as data (struct command), unique
  * prefixes accepted, `roceval help CMD` for each.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "common.h"
+#include "manpage.h"
 
 extern const struct command cmd_bench, cmd_daemon, cmd_replay, cmd_rules;
 extern const struct command cmd_gen;
@@ -51,6 +56,13 @@ int command_usage_error(const struct command *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+static const char global_options[] =
+	"  -v, --verbose  more detail (repeat for libbpf debug output)\n"
+	"  --netns NS     act in network namespace NS (a name 'ip netns' knows, or a path\n"
+	"                 such as /proc/PID/ns/net) instead of this process's own\n"
+	"  -h, --help     this text; 'roceval help COMMAND' for a command\n"
+	"  -V, --version  print the version\n";
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: roceval [-v] COMMAND [ARGS]\n\n"
@@ -58,11 +70,35 @@ static void usage(FILE *f)
 		   "protocol's rules; count each violation.  Commands:\n\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
-	fprintf(f, "\nOptions:\n"
-		   "  -v, --verbose  more detail (repeat for libbpf debug output)\n"
-		   "  -h, --help     this text; 'roceval help COMMAND' for a command\n"
-		   "  -V, --version  print the version\n\n"
-		   "Any unique prefix of a command works ('roceval rep' is 'roceval replay').\n");
+	fprintf(f, "\nOptions:\n%s\n"
+		   "Any unique prefix of a command works ('roceval rep' is 'roceval replay').\n"
+		   "'roceval help --man' writes the manual page, roceval(8).\n",
+		global_options);
+}
+
+/*
+ * Live commands act on the attachments of the network namespace they run in;
+ * --netns moves the process into another one first.  Only the network
+ * namespace changes, so the bpffs with the pins stays where it is.
+ */
+static int enter_netns(const char *ns)
+{
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), strchr(ns, '/') ? "%s" : "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "roceval: --netns %s: Couldn't open %s: %s\n", ns, path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		fprintf(stderr, "roceval: --netns %s: Couldn't enter it: %s\n", ns, strerror(errno));
+		close(fd);
+		return errno == EINVAL ? EXIT_USAGE : 1;
+	}
+	close(fd);
+	return 0;
 }
 
 static const struct command *find_command(const char *name)
@@ -106,6 +142,16 @@ int main(int argc, char **argv)
 			verbose++;
 		} else if (!strcmp(a, "-vv")) {
 			verbose += 2;
+		} else if (!strcmp(a, "--netns") || !strncmp(a, "--netns=", 8)) {
+			const char *ns = a[7] == '=' ? a + 8 : i + 1 < argc ? argv[++i] : NULL;
+			int err;
+
+			if (!ns || !*ns) {
+				fprintf(stderr, "roceval: --netns needs a namespace; see 'roceval --help'\n");
+				return EXIT_USAGE;
+			}
+			if ((err = enter_netns(ns)))
+				return err;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
@@ -124,6 +170,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[i], "help")) {
 		if (i + 1 == argc) {
 			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i + 1], "--man")) {
+			print_manpage(stdout, commands, NCOMMANDS, global_options);
 			return 0;
 		}
 		cmd = find_command(argv[i + 1]);

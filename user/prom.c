@@ -55,12 +55,15 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n)
 	fprintf(f, "roceval_build_info{version=\"%s\"} 1\n", ROCEVAL_VERSION);
 
 	family(f, "roceval_attached_info", "gauge",
-	       "the roceval XDP program attached to the interface: mode and program id; always 1", NULL);
+	       "the roceval program attached to the interface: mode, hook (xdp or tc) and program id; always 1",
+	       NULL);
 	for (int i = 0; i < n; i++) {
 		fputs("roceval_attached_info", f);
 		iface_label(f, ifs[i].ifname);
 		fputs(",mode=\"", f);
 		prom_label_value(f, ifs[i].mode);
+		fputs("\",hook=\"", f);
+		prom_label_value(f, ifs[i].hook);
 		fprintf(f, "\",prog_id=\"%u\"} 1\n", ifs[i].prog_id);
 	}
 	family(f, "roceval_attached_since_seconds", "gauge",

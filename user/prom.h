@@ -23,7 +23,8 @@
 
 struct prom_iface {
 	const char *ifname;
-	const char *mode; /* "native", "generic", ... */
+	const char *mode; /* "native", "generic", "tc" */
+	const char *hook; /* "xdp", or "tc" where the XDP hook is another program's */
 	__u32 prog_id;
 	time_t attached_since;
 	const struct roceval_counters *c; /* NULL: counters unreadable, no samples */

@@ -959,7 +959,7 @@ int main(int argc, char **argv)
 	CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &cpus);
 	sched_setaffinity(0, sizeof(cpus), &cpus);
 
-	if (require_root())
+	if (require_caps(false))
 		return 1;
 	roceval_set_flow_entries(flow_entries);
 	live = roceval_load(LOAD_LIVE, true);

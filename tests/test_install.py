@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Installing roceval: make install, the Debian package, the container image's recipe.
+
+The installed copies are run from where they were installed: what a user gets
+must be the program the tests judge, and its unit must start it from there.
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+
+import pytest
+
+from conftest import ROCEVAL, ROOT, run
+
+
+def version():
+    return re.search(r'#define ROCEVAL_VERSION "(.*)"', (ROOT / "user" / "cmd.h").read_text()).group(1)
+
+
+def make(*args):
+    # -o: install the binary under test as it is, whatever build (ASan...) it came from
+    res = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), f"BIN={ROCEVAL}", "-o", str(ROCEVAL),
+                          *args],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+def assert_runs_like_the_tree(binary, pcap):
+    assert subprocess.run([binary, "--version"], capture_output=True, text=True).stdout == \
+        f"roceval {version()}\n"
+    installed = subprocess.run([binary, "replay", "--json", pcap], capture_output=True, text=True)
+    assert installed.returncode == 0, installed.stderr
+    assert json.loads(installed.stdout) == json.loads(run("replay", "--json", pcap, check=True).stdout)
+
+
+def test_version():
+    for opt in ("--version", "-V"):
+        assert run(opt, check=True).stdout == f"roceval {version()}\n"
+
+
+@pytest.mark.parametrize("prefix", [None, "/opt/rv"])
+def test_make_install(tmp_path, prefix, good_capture):
+    dest = tmp_path / "root"
+    make("install", f"DESTDIR={dest}", *([f"PREFIX={prefix}"] if prefix else []))
+    prefix = prefix or "/usr/local"  # the default
+    sbin = dest / prefix.lstrip("/") / "sbin" / "roceval"
+    assert stat.S_IMODE(sbin.stat().st_mode) == 0o755
+    assert sbin.read_bytes() == ROCEVAL.read_bytes()
+    man = dest / prefix.lstrip("/") / "share/man/man8/roceval.8"
+    assert man.read_text() == (ROOT / "docs" / "roceval.8").read_text()
+    unit = (dest / prefix.lstrip("/") / "lib/systemd/system/roceval.service").read_text()
+    # the unit starts the binary from where it was installed, and nothing from anywhere else
+    execs = re.findall(r"^Exec\w+=(\S+)", unit, re.M)
+    assert execs.count(f"{prefix}/sbin/roceval") == 2 and set(execs) == {f"{prefix}/sbin/roceval", "/bin/kill"}
+    assert (dest / prefix.lstrip("/") / "lib/sysusers.d/roceval.conf").read_text() == \
+        (ROOT / "deploy" / "roceval.sysusers").read_text()
+    assert_runs_like_the_tree(sbin, good_capture[0])
+
+
+@pytest.fixture(scope="module")
+def deb(tmp_path_factory):
+    if not shutil.which("dpkg-shlibdeps"):
+        pytest.skip("dpkg-shlibdeps (Debian package dpkg-dev) is not installed")
+    path = tmp_path_factory.mktemp("deb") / "roceval.deb"
+    make("deb", f"DEB={path}")
+    return path
+
+
+def field(deb, name):
+    return subprocess.run(["dpkg-deb", "-f", deb, name], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_deb_depends_on_every_library_the_binary_needs(deb):
+    assert field(deb, "Package") == "roceval" and field(deb, "Version") == f"{version()}-1"
+    depends = {d.split()[0] for d in field(deb, "Depends").split(", ")}
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]",
+                        subprocess.run(["readelf", "-d", ROCEVAL], capture_output=True, text=True).stdout)
+    assert "libbpf.so.1" in needed and "libxdp.so.1" in needed
+    ldconfig = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    for soname in needed:
+        path = re.search(rf"^\s+{re.escape(soname)} \(libc6[^)]*\) => (\S+)$", ldconfig, re.M).group(1)
+        # /lib and /usr/lib are one directory on Debian 12: dpkg knows the file under one of them
+        real = os.path.realpath(path)
+        owners = [subprocess.run(["dpkg", "-S", p], capture_output=True, text=True).stdout
+                  for p in (real, real.removeprefix("/usr"), "/usr" + real)]
+        pkg = next(o for o in owners if o).split(":")[0]
+        assert pkg in depends, (soname, pkg, depends)
+
+
+def test_deb_installs_and_runs(deb, tmp_path, good_capture):
+    root = tmp_path / "root"
+    subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+    files = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
+    owners = {line.split()[1] for line in files.splitlines()}
+    assert owners == {"root/root"}
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == [
+        "lib/systemd/system/roceval.service", "usr/lib/sysusers.d/roceval.conf", "usr/sbin/roceval",
+        "usr/share/doc/roceval/README.md", "usr/share/doc/roceval/copyright",
+        "usr/share/doc/roceval/roceval.conf.example", "usr/share/man/man8/roceval.8.gz"]
+    assert_runs_like_the_tree(root / "usr/sbin/roceval", good_capture[0])
+    with gzip.open(root / "usr/share/man/man8/roceval.8.gz", "rt") as f:
+        assert f.read() == (ROOT / "docs" / "roceval.8").read_text()
+    unit = (root / "lib/systemd/system/roceval.service").read_text()
+    assert "ExecStart=/usr/sbin/roceval daemon " in unit and "/usr/local" not in unit
+
+    # the postinst's own command creates the user the unit names, here in the scratch root
+    user = re.search(r"^User=(\w+)$", unit, re.M).group(1)
+    postinst = subprocess.run(["dpkg-deb", "--ctrl-tarfile", deb], capture_output=True, check=True).stdout
+    assert b"systemd-sysusers roceval.conf" in postinst
+    if shutil.which("systemd-sysusers"):
+        (root / "etc").mkdir()
+        subprocess.run(["systemd-sysusers", f"--root={root}", "roceval.conf"], check=True,
+                       capture_output=True)
+        assert re.search(rf"^{user}:x:\d+:\d+:.*:/usr/sbin/nologin$", (root / "etc/passwd").read_text(), re.M)
+
+
+def test_apt_resolves_the_deb_on_a_fresh_system(deb, tmp_path):
+    """apt, given an empty dpkg database, installs the package with its runtime libraries."""
+    policy = subprocess.run(["apt-cache", "policy", "libxdp1"], capture_output=True, text=True).stdout
+    if "Candidate: (none)" in policy or "Candidate:" not in policy:
+        pytest.skip("apt has no package lists ('apt-get update' first)")
+    empty = tmp_path / "status"
+    empty.write_text("")
+    res = subprocess.run(["apt-get", "install", "-s", "-o", f"Dir::State::status={empty}", str(deb)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    installs = set(re.findall(r"^Inst (\S+)", res.stdout, re.M))
+    assert {"roceval", "libbpf1", "libxdp1", "libpcap0.8", "zlib1g", "libc6"} <= installs
+
+
+def test_the_image_is_built_from_the_package(tmp_path):
+    yaml = pytest.importorskip("yaml", reason="python3-yaml is needed to read the DaemonSet")
+    docker = (ROOT / "Dockerfile").read_text()
+    stages = re.findall(r"^FROM (\S+)", docker, re.M)
+    assert stages[-1] == "debian:12-slim"
+    final = docker.split("FROM debian:12-slim")[1]
+    assert "apt-get install -y --no-install-recommends /tmp/roceval.deb" in final
+    assert "make" in docker.split("FROM debian:12-slim")[0] and "deb" in docker
+    entry = json.loads(re.search(r"^ENTRYPOINT (.*)$", final, re.M).group(1))
+
+    ds = next(d for d in yaml.safe_load_all((ROOT / "deploy/roceval-daemonset.yaml").read_text())
+              if d["kind"] == "DaemonSet")
+    c = ds["spec"]["template"]["spec"]["containers"][0]
+    image = re.search(r"^IMAGE \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M).group(1)
+    assert c["image"] == f"{image}:{version()}"
+    assert c["command"][0] == entry[0] == "/usr/sbin/roceval"
+
+    # the build stage installs what the Makefile says building needs, no less
+    build = set(re.search(r"apt-get install -y --no-install-recommends \\\n(.*?)&&", docker,
+                          re.S).group(1).replace("\\", " ").split())
+    deps = set(re.search(r"^DEPS := (.*?)\n\n", (ROOT / "Makefile").read_text(), re.M | re.S)
+               .group(1).replace("\\", " ").split())
+    for pkg in ("clang", "llvm", "libbpf-dev", "bpftool", "libelf-dev", "zlib1g-dev", "libpcap-dev",
+                "libxdp-dev", "make", "gcc", "dpkg-dev"):
+        assert pkg in build and pkg in deps, pkg
