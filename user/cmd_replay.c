@@ -192,7 +192,8 @@ static int do_replay(int argc, char **argv)
 		pcap_close(pcap);
 		return 1;
 	}
-	snap_unrecorded = unrecorded_snaplen(path);
+	/* standard input cannot be read twice */
+	snap_unrecorded = strcmp(path, "-") ? unrecorded_snaplen(path) : 0;
 	roceval_set_flow_entries(flow_entries);
 	r = replay_new(&cfg);
 	if (!r) {
