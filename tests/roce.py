@@ -337,6 +337,25 @@ def assert_distinct_flows(frames):
     assert len(set(keys)) == len(keys)
 
 
+# Linux cooked capture link types (`tcpdump -i any`)
+SLL, SLL2 = 113, 276
+
+
+def cooked(frame, linktype, *, proto=None, strip_vlan=False, halen=6):
+    """An Ethernet frame as the kernel hands it to a cooked capture: the link header replaced by
+    the cooked one (pcap/sll.h), the sender's MAC in the address field."""
+    src, etype, body = frame[6:12], struct.unpack_from(">H", frame, 12)[0], frame[14:]
+    if strip_vlan and etype in (0x8100, 0x88A8):
+        etype, body = struct.unpack_from(">H", body, 2)[0], body[4:]
+    etype = etype if proto is None else proto
+    addr = (src if halen == 6 else bytes(halen))[:8].ljust(8, b"\0")
+    if linktype == SLL:
+        # packet type 0 (to us), ARPHRD_ETHER, address length, address, protocol
+        return struct.pack(">HHH8sH", 0, 1, halen, addr, etype) + body
+    # protocol, reserved, interface index, ARPHRD_ETHER, packet type, address length, address
+    return struct.pack(">HHIHBB8s", etype, 0, 3, 1, 0, halen, addr) + body
+
+
 def pcapng_bytes(frames, linktype=1):
     """The same frames as a pcapng file: section header, one interface, enhanced packet blocks."""
     def block(btype, body):

@@ -10,8 +10,8 @@ import pytest
 
 import roce
 from conftest import replay_json, run
+from roce import SLL, SLL2, cooked
 
-SLL, SLL2 = 113, 276
 FAULTS = ("--corrupt-icrc", "1%", "--flip-invariant", "1%", "--drop", "1%", "--duplicate", "1%",
           "--bad-opcode", "1%", "--bad-pad", "1%", "--se-misuse", "1%", "--mutate-variant", "2%")
 
@@ -26,21 +26,6 @@ def pcap_records(path):
         out.append((data[off + 16:off + 16 + caplen], wire))
         off += 16 + caplen
     return out
-
-
-def cooked(frame, linktype, *, proto=None, strip_vlan=False, halen=6):
-    """An Ethernet frame as the kernel hands it to a cooked capture: the link header replaced by
-    the cooked one (pcap/sll.h), the sender's MAC in the address field."""
-    src, etype, body = frame[6:12], struct.unpack_from(">H", frame, 12)[0], frame[14:]
-    if strip_vlan and etype in (0x8100, 0x88A8):
-        etype, body = struct.unpack_from(">H", body, 2)[0], body[4:]
-    etype = etype if proto is None else proto
-    addr = (src if halen == 6 else bytes(halen))[:8].ljust(8, b"\0")
-    if linktype == SLL:
-        # packet type 0 (to us), ARPHRD_ETHER, address length, address, protocol
-        return struct.pack(">HHH8sH", 0, 1, halen, addr, etype) + body
-    # protocol, reserved, interface index, ARPHRD_ETHER, packet type, address length, address
-    return struct.pack(">HHIHBB8s", etype, 0, 3, 1, 0, halen, addr) + body
 
 
 def write(path, linktype, records, pcapng=False):

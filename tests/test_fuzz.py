@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+import roce
 from conftest import ROCEVAL, ROOT, run
+from roce import SLL2, cooked
 
 FUZZ_DIR = Path(os.environ.get("ROCEVAL_FUZZ_DIR", ROCEVAL.parent if ROCEVAL.parent != ROOT
                                else ROOT / ".output"))
@@ -103,13 +105,20 @@ def bad_captures(tmp_path_factory, good_capture):
     # a record header claiming far more bytes than the file holds
     (d / "lying-caplen.pcap").write_bytes(good[:24] + bytes(8) + (0xFFFF).to_bytes(4, "little") * 2
                                           + good[40:200])
+    # LINUX_SLL2, every ICRC failing both ways (replay's note), a record shorter than its header
+    send, ack = (roce.roce(roce.opcode(roce.RC, op), 8 if op == "SEND_ONLY" else None,
+                           frame_kw=dict(src=a, dst=b, bad_icrc=True))
+                 for op, a, b in (("SEND_ONLY", roce.V4_SRC, roce.V4_DST),
+                                  ("ACKNOWLEDGE", roce.V4_DST, roce.V4_SRC)))
+    roce.write_pcap(d / "cooked.pcap", [cooked(send, SLL2), cooked(ack, SLL2), cooked(send, SLL2)[:12]],
+                    linktype=SLL2)
     return d
 
 
 @needs_plain_binary
 @pytest.mark.parametrize("case,status", [
     ("good", 0), ("cnp", 0), ("garbage.pcap", 2), ("empty.pcap", 2),
-    ("header-only.pcap", 0), ("cut.pcap", 2), ("lying-caplen.pcap", 2)])
+    ("header-only.pcap", 0), ("cut.pcap", 2), ("lying-caplen.pcap", 2), ("cooked.pcap", 0)])
 def test_replay_under_valgrind(case, status, bad_captures, good_capture, cnp_capture):
     """roceval replay on good and damaged captures: the documented exit status, zero reports."""
     path = {"good": good_capture[0], "cnp": cnp_capture}.get(case, bad_captures / case)

@@ -544,7 +544,7 @@ def test_tc_mode_counts_equal_replay(netns, pcaps, tmp_path):
     send(netns, pcaps["bad"], tmp_path)
     stdout, _ = trace.communicate(timeout=10)
     assert trace.returncode == 0
-    assert re.fullmatch(rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} 192\.168\.70\.\d+\.\d+ > 192\.168\.70\.\d+\.4791: "
+    assert re.fullmatch(rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} {netns.addr_tx}\.\d+ > {netns.addr_rx}\.4791: "
                         r"RC \w+ dqpn 0x[0-9a-f]{6} psn \d+, length \d+: icrc\S*; icrc expected 0x[0-9a-f]{8} "
                         r"found 0x[0-9a-f]{8} \(stored byte-swapped\)\n", stdout)
     run("detach", netns.if_rx, netns=netns.rx, check=True)

@@ -437,3 +437,22 @@ def test_live_family_split_and_trace_replay(netns, tmp_path):
     assert totals(r, "frames", "roce", "snapped", "icrc_unchecked", "rocev1", "rocev2_ipv4") == \
         {"frames": 5, "roce": 5, "snapped": 5, "icrc_unchecked": 5, "rocev1": 2, "rocev2_ipv4": 3}
     assert nonzero_rules(r) == {"tver": 5}
+
+    # a trace of RoCEv1 frames names them by their GIDs
+    v1_only = roce.write_pcap(tmp_path / "v1.pcap", frames[:2])
+    trace = subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx, "--rule", "tver",
+         "--count", "2", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "tracing" in trace.stderr.readline()
+        run("/usr/bin/python3", sender, netns.if_tx, v1_only, netns=netns.tx, check=True)
+        stdout, _ = trace.communicate(timeout=10)
+    finally:
+        if trace.poll() is None:
+            trace.kill()
+    samples = [json.loads(line) for line in stdout.splitlines()]
+    assert len(samples) == 2
+    for s in samples:
+        assert (s["src"], s["dst"], s["rocev1"], s["opcode_name"]) == \
+            ("::ffff:192.168.242.56", "::ffff:192.168.242.57", True, "RC SEND_ONLY")
+        assert s["cap_len"] == 14 + 40 + 12 < s["frame_len"] and "sport" not in s

@@ -33,11 +33,12 @@ static int set_or_usage(struct roceval_settings *cfg, const char *key, const cha
  * the capture point saw the frames before the NIC inserted the ICRC, or the
  * capture path rewrote them.  The verdicts stand; they are about the file.
  */
-static bool icrc_bad_both_ways(const struct roceval_counters *c, const struct flow_entry *flows,
-			       int nflows, const struct flow_entry **fwd, const struct flow_entry **rev)
+static const struct flow_entry *icrc_bad_both_ways(const struct roceval_counters *c,
+						   const struct flow_entry *flows, int nflows)
 {
-	return !c->total[TOTAL_ICRC_OK] && c->total[TOTAL_ICRC_BAD] &&
-	       flows_icrc_bad_both_ways(flows, nflows, fwd, rev);
+	if (c->total[TOTAL_ICRC_OK] || !c->total[TOTAL_ICRC_BAD])
+		return NULL;
+	return flows_icrc_bad_both_ways(flows, nflows);
 }
 
 /*
@@ -216,7 +217,8 @@ static int do_replay(int argc, char **argv)
 		pcap_close(pcap);
 		return 1;
 	}
-	snap_unrecorded = unrecorded_snaplen(path);
+	/* standard input cannot be read twice */
+	snap_unrecorded = strcmp(path, "-") ? unrecorded_snaplen(path) : 0;
 	roceval_set_flow_entries(flow_entries);
 	r = replay_new(&cfg);
 	if (!r) {
@@ -256,8 +258,8 @@ static int do_replay(int argc, char **argv)
 		}
 	}
 	if (!err) {
-		const struct flow_entry *fwd, *rev;
-		bool both_ways = icrc_bad_both_ways(&c, flows, nflows, &fwd, &rev);
+		/* one flow of the two hosts, for the note */
+		const struct flow_entry *both_ways = icrc_bad_both_ways(&c, flows, nflows);
 
 		if (json) {
 			fputc('{', stdout);
@@ -274,7 +276,7 @@ static int do_replay(int argc, char **argv)
 				       "taken before the NIC inserts the ICRC, or a capture path that rewrites "
 				       "frames; the bytes in the file are bad, the fabric may be fine\n",
 				       (unsigned long long)c.total[TOTAL_ICRC_BAD],
-				       flow_hosts(&fwd->key, hosts, sizeof(hosts)));
+				       flow_hosts(&both_ways->key, hosts, sizeof(hosts)));
 			if (c.total[TOTAL_SNAPPED])
 				printf("snapped: %llu of the %llu frames were cut by the capture, not on the wire:"
 				       " judged on the bytes kept, ICRC not checked\n",

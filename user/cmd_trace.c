@@ -178,6 +178,7 @@ struct decoded {
 	__u32 ip_caplen;  /* its bytes in the sample */
 	__u32 ip_len;	  /* its length per the IP header */
 	bool ipv6;
+	bool v1; /* RoCEv1: GIDs for addresses, no UDP ports */
 };
 
 static void decode(const __u8 *f, __u32 cap, struct decoded *d)
@@ -204,22 +205,32 @@ static void decode(const __u8 *f, __u32 cap, struct decoded *d)
 		l4 = off + 40 + (f[off + 6] == 44 ? 8 : 0);
 		d->ip_len = 40 + get16(f + off + 4);
 		d->ipv6 = true;
+	} else if (proto == ROCE_ETH_P_ROCEV1 && off + ROCE_GRH_LEN <= cap) {
+		inet_ntop(AF_INET6, f + off + 8, d->src, sizeof(d->src));
+		inet_ntop(AF_INET6, f + off + 24, d->dst, sizeof(d->dst));
+		d->ip_len = ROCE_GRH_LEN + get16(f + off + 4);
+		d->ipv6 = d->v1 = true;
 	} else {
 		return;
 	}
 	d->has_ip = true;
 	d->ip = f + off;
 	d->ip_caplen = cap - off;
-	if (l4 + 8 > cap)
-		return;
-	d->sport = get16(f + l4);
-	d->dport = get16(f + l4 + 2);
-	if (l4 + 8 + ROCE_BTH_LEN > cap)
+	if (d->v1) {
+		l4 = off + ROCE_GRH_LEN; /* the BTH */
+	} else {
+		if (l4 + 8 > cap)
+			return;
+		d->sport = get16(f + l4);
+		d->dport = get16(f + l4 + 2);
+		l4 += 8;
+	}
+	if (l4 + ROCE_BTH_LEN > cap)
 		return;
 	d->has_bth = true;
-	d->opcode = f[l4 + 8];
-	d->dqpn = get24(f + l4 + 8 + 5);
-	d->psn = get24(f + l4 + 8 + 9);
+	d->opcode = f[l4];
+	d->dqpn = get24(f + l4 + 5);
+	d->psn = get24(f + l4 + 9);
 }
 
 /*
@@ -309,7 +320,9 @@ static int on_event(void *ctx, void *data, size_t size)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 		printf("{\"time\": \"%s.%06ldZ\", \"interface\": \"%s\", \"frame_len\": %u, \"cap_len\": %u", when,
 		       (long)(real_ns % 1000000000 / 1000), ti->li.ifname, ev->frame_len, cap);
-		if (d.has_ip)
+		if (d.has_ip && d.v1)
+			printf(", \"src\": \"%s\", \"dst\": \"%s\", \"rocev1\": true", d.src, d.dst);
+		else if (d.has_ip)
 			printf(", \"src\": \"%s\", \"dst\": \"%s\", \"sport\": %u, \"dport\": %u", d.src, d.dst,
 			       d.sport, d.dport);
 		if (d.has_bth)
@@ -328,7 +341,9 @@ static int on_event(void *ctx, void *data, size_t size)
 		localtime_r(&secs, &tm);
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 		printf("%s.%06ld %s ", when, (long)(real_ns % 1000000000 / 1000), ti->li.ifname);
-		if (d.has_ip)
+		if (d.has_ip && d.v1)
+			printf("%s > %s: RoCEv1 ", d.src, d.dst);
+		else if (d.has_ip)
 			printf("%s.%u > %s.%u: ", d.src, d.sport, d.dst, d.dport);
 		if (d.has_bth)
 			printf("%s dqpn 0x%06x psn %u, ", op, d.dqpn, d.psn);

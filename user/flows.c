@@ -76,17 +76,15 @@ static int by_addresses(const void *a, const void *b)
 	return d;
 }
 
-bool flows_icrc_bad_both_ways(const struct flow_entry *e, int n, const struct flow_entry **fwd,
-			      const struct flow_entry **rev)
+const struct flow_entry *flows_icrc_bad_both_ways(const struct flow_entry *e, int n)
 {
-	const struct flow_entry **bad;
+	const struct flow_entry **bad, *found = NULL;
 	struct flow_entry want;
-	const struct flow_entry *want_p = &want, **hit;
-	bool found = false;
+	const struct flow_entry *want_p = &want;
 	int nbad = 0;
 
 	if (n <= 0 || !(bad = calloc(n, sizeof(*bad))))
-		return false;
+		return NULL;
 	for (int i = 0; i < n; i++)
 		if (e[i].val.rule[RULE_ICRC])
 			bad[nbad++] = &e[i];
@@ -95,12 +93,8 @@ bool flows_icrc_bad_both_ways(const struct flow_entry *e, int n, const struct fl
 		want.key.ipv6 = bad[i]->key.ipv6;
 		memcpy(want.key.saddr, bad[i]->key.daddr, sizeof(want.key.saddr));
 		memcpy(want.key.daddr, bad[i]->key.saddr, sizeof(want.key.daddr));
-		hit = bsearch(&want_p, bad, nbad, sizeof(*bad), by_addresses);
-		if (hit) {
-			*fwd = bad[i];
-			*rev = *hit;
-			found = true;
-		}
+		if (bsearch(&want_p, bad, nbad, sizeof(*bad), by_addresses))
+			found = bad[i];
 	}
 	free(bad);
 	return found;

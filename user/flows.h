@@ -23,11 +23,10 @@ void flow_print_json(FILE *f, const struct flow_entry *e);
 void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top);
 void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top);
 /*
- * Finds two hosts whose frames failed the ICRC in both directions, one flow
- * each way (*fwd and *rev, into e[]).  Returns false when there are none.
+ * A flow (into e[]) between two hosts whose frames failed the ICRC in both
+ * directions, or NULL when there is none.
  */
-bool flows_icrc_bad_both_ways(const struct flow_entry *e, int n, const struct flow_entry **fwd,
-			      const struct flow_entry **rev);
+const struct flow_entry *flows_icrc_bad_both_ways(const struct flow_entry *e, int n);
 /* "192.0.2.1 and 192.0.2.2": the two hosts of a flow */
 const char *flow_hosts(const struct roceval_flow_key *k, char *buf, size_t len);
 /* "192.0.2.1 > 192.0.2.2 qp 0x45" */
