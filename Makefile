@@ -101,7 +101,7 @@ help:
 include tests/fuzz/fuzz.mk
 
 # `roceval bench` measures against a do-nothing XDP program of its own.
-$(OUTPUT)/bench_pass.bpf.o: bpf/bench_pass.bpf.c vmlinux.h Makefile | $(OUTPUT)
+$(OUTPUT)/bench_pass.bpf.o: bpf/bench_pass.bpf.c $(HEADERS) vmlinux.h Makefile | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
