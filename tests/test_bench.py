@@ -31,7 +31,7 @@ def test_bench_json():
         assert r["steady_icrc_vs_zlib"] == pytest.approx(
             (r["steady_full_ns"] - r["steady_headers_ns"]) / r["zlib_ns"], rel=0.01, abs=2e-3)
         assert r["steady_headers_over_baseline_ns"] == pytest.approx(
-            r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.1)
+            r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.15)
         assert list(r["icrc_sample_ns"]) == ["1", "2", "8", "64"]
         assert r["icrc_sample_ns"]["1"] == r["steady_full_ns"]
     assert [(r["flows"], r["payload"], r["family"]) for r in sweep] == \
@@ -39,7 +39,7 @@ def test_bench_json():
     for r in sweep:
         assert list(r) == FLOW_FIELDS
         assert r["steady_headers_over_baseline_ns"] == pytest.approx(
-            r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.1)
+            r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.15)
     assert res.stderr == ""
 
 

@@ -355,7 +355,7 @@ static int check_stream(int flows_fd, const struct stream *st)
 		struct roceval_flow v;
 
 		key.dqpn = st->qpn + i;
-		if (bpf_map_lookup_elem_flags(flows_fd, &key, &v, BPF_F_LOCK)) {
+		if (bpf_map_lookup_elem(flows_fd, &key, &v)) {
 			pr_warn("bench flow 0x%x: not in the flow table: %s", key.dqpn, strerror(errno));
 			return -EPROTO;
 		}
