@@ -101,20 +101,32 @@ struct chorba {
 };
 
 /*
- * Clears word w (as read from memory) of the message: XORs it, with the
- * flips pending on it, into the bits 145, 183, 211 and 300 further on,
- * and moves the pending flips on by a word.  Grouped so that two shifts
- * share one: (w << 17) ^ (w << 55) = (w ^ w << 38) << 17.
+ * Clears the word at p + off of the message: XORs it, with the flips
+ * pending on it, into the bits 145, 183, 211 and 300 further on, and moves
+ * the pending flips on by a word.  Assembly so that two pairs of shifts
+ * each share one, (w << 17) ^ (w << 55) = (w ^ w << 38) << 17 and the
+ * same rightwards, which clang undoes: 22 instructions a word, not 24.
  */
-static __always_inline void chorba_word(struct chorba *c, __u64 w)
-{
-	w ^= c->a[0];
-	c->a[0] = c->a[1];
-	c->a[1] = c->a[2] ^ (w ^ w << 38) << 17;
-	c->a[2] = c->a[3] ^ (w ^ w >> 38) >> 9 ^ w << 19;
-	c->a[3] = c->a[4] ^ w >> 45 ^ w << 44;
-	c->a[4] = w >> 20;
-}
+#define chorba_word(c_, p_, off_)                                                          \
+	({                                                                                 \
+		__u64 __w, __t;                                                            \
+		asm("%[w] = *(u64 *)(%[p] + %[o]); %[w] ^= %[a0];"                         \
+		    "%[t] = %[w]; %[t] <<= 38; %[t] ^= %[w]; %[t] <<= 17; %[a2] ^= %[t];"  \
+		    "%[t] = %[w]; %[t] >>= 38; %[t] ^= %[w]; %[t] >>= 9; %[a3] ^= %[t];"   \
+		    "%[t] = %[w]; %[t] <<= 19; %[a3] ^= %[t];"                             \
+		    "%[t] = %[w]; %[t] >>= 45; %[a4] ^= %[t];"                             \
+		    "%[t] = %[w]; %[t] <<= 44; %[a4] ^= %[t];"                             \
+		    "%[w] >>= 20;"                                                         \
+		    : [w] "=&r"(__w), [t] "=&r"(__t), [a2] "+r"((c_).a[2]),                \
+		      [a3] "+r"((c_).a[3]), [a4] "+r"((c_).a[4])                           \
+		    : [a0] "r"((c_).a[0]), [p] "r"(p_), [o] "i"(off_)                      \
+		    : "memory");                                                           \
+		(c_).a[0] = (c_).a[1];                                                     \
+		(c_).a[1] = (c_).a[2];                                                     \
+		(c_).a[2] = (c_).a[3];                                                     \
+		(c_).a[3] = (c_).a[4];                                                     \
+		(c_).a[4] = __w;                                                           \
+	})
 
 struct crc_state {
 	__u8 *buf;
@@ -127,13 +139,12 @@ struct crc_state {
 /* Block i of CRC_BLOCK_LANES lanes: the Chorba pass alone. */
 static long crc_block_cb(__u32 i, struct crc_state *st)
 {
-	const __u64 *p = (const __u64 *)(st->buf + ((i * CRC_BLOCK_LANES * CRC_LANE) &
-						    ROCEVAL_SCRATCH_MASK));
+	const __u8 *p = st->buf + ((i * CRC_BLOCK_LANES * CRC_LANE) & ROCEVAL_SCRATCH_MASK);
 	struct chorba c = st->c;
 
 #pragma unroll
 	for (int k = 0; k < CRC_BLOCK_LANES * CRC_LANE_WORDS; k++)
-		chorba_word(&c, p[k]);
+		chorba_word(c, p, k * 8);
 	st->c = c;
 	return 0;
 }
@@ -157,12 +168,12 @@ static long crc_tail_cb(__u32 i, struct crc_state *st)
 			break;
 #pragma unroll
 		for (int k = 0; k < CRC_LANE_WORDS; k++)
-			chorba_word(&c, ((const __u64 *)p)[k]);
+			chorba_word(c, p, k * 8);
 		p += CRC_LANE;
 	}
 #pragma unroll
 	for (int k = 0; k < CRC_LANE_WORDS - CRC_TAIL_WORDS; k++)
-		chorba_word(&c, ((const __u64 *)p)[k]);
+		chorba_word(c, p, k * 8);
 #pragma unroll
 	for (int k = 0; k < CRC_TAIL_WORDS; k++)
 		((__u64 *)p)[CRC_LANE_WORDS - CRC_TAIL_WORDS + k] ^= c.a[k];
