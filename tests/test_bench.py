@@ -72,6 +72,21 @@ def test_bench_table():
     assert [line.split()[0] for line in lines[flows + 1:flows + 4]] == ["1", "1024", "65536"]
 
 
+def test_bench_live_json():
+    res = run("bench", "--live", "--json", "--repeat", "20000", "--rounds", "1", check=True)
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [(r["live"], r["family"], r["frame_bytes"]) for r in rows] == \
+        [("ack", "ipv4", 62), ("send", "ipv4", 3130)]
+    for r in rows:
+        assert list(r) == ["live", "family", "frame_bytes", "pass_mpps", "roceval_mpps",
+                           "roceval_vs_pass"]
+        assert r["pass_mpps"] > 0 and r["roceval_mpps"] > 0
+        assert r["roceval_vs_pass"] == pytest.approx(r["roceval_mpps"] / r["pass_mpps"], abs=2e-3)
+    assert res.stderr == ""
+    # Its veth pair lived in a namespace of its own, gone with the process.
+    assert run("ip", "link", "show", "rvb0").returncode != 0
+
+
 @pytest.mark.parametrize("args, message", [
     (["--repeat", "0"], "roceval bench: --repeat 0: expected 1-10000000; see 'roceval help bench'\n"),
     (["--rounds", "x"], "roceval bench: --rounds x: expected 1-1000; see 'roceval help bench'\n"),
