@@ -809,7 +809,7 @@ static int bench_live(bool json, unsigned int count, unsigned int rounds)
 		roceval_m = median(mpps + rounds, rounds);
 		if (json)
 			printf("{\"live\": \"%s\", \"family\": \"ipv4\", \"frame_bytes\": %zu, "
-			       "\"pass_mpps\": %.3f, \"roceval_mpps\": %.3f, \"roceval_vs_pass\": %.3f}\n",
+			       "\"pass_mpps\": %.4f, \"roceval_mpps\": %.4f, \"roceval_vs_pass\": %.3f}\n",
 			       kinds[k].name, f->len, pass_m, roceval_m, roceval_m / pass_m);
 		else
 			printf("%5s %6s %6zu %8.3f %8.3f %7.3f\n", kinds[k].name, "ipv4", f->len, pass_m,
