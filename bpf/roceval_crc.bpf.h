@@ -12,8 +12,8 @@
  * the word and flips the bits 145, 183, 211 and 300 bits further on (bit
  * order as the reflected CRC reads them: little-endian words, LSB first).
  * Going front to back, every word but the last five is cleared so, with
- * the pending flips of the next five words held in registers: about 23
- * instructions of shifts and XORs per 8 bytes, and only loads from memory.
+ * the pending flips of the next five words held in registers: 22
+ * instructions of loads, shifts and XORs per 8 bytes, and no stores.
  *
  * The input is laid out so there is no tail to handle.  With the register
  * starting at 0 instead of ~0, leading zero bytes change nothing, and

@@ -58,7 +58,8 @@ def test_bench_table():
         full = float(r[5])
         assert float(r[9]) == pytest.approx(1e3 / full, abs=0.01)
         assert float(r[10]) == pytest.approx(int(r[2]) * 8 / full, abs=0.01)
-    steady = lines.index(next(line for line in lines[head + 9:] if line.lstrip().startswith("payload")))
+    steady = lines.index(next(line for line in lines[head + 9:]
+                              if line.lstrip().startswith("payload")))
     assert lines[steady].split() == ["payload", "family", "frame", "baseline", "headers", "full",
                                      "icrc/zlib", "hdr-base", "sample2", "sample8", "sample64"]
     rows = [line.split() for line in lines[steady + 1:steady + 9]]
