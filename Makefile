@@ -30,7 +30,7 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
 USER_HDRS := $(wildcard user/*.h)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test demo bench fuzz clean vmlinux help install docs deb image
+.PHONY: all deps test demo bench bench-live fuzz clean vmlinux help install docs deb image
 
 all: $(BIN)
 
@@ -149,6 +149,7 @@ help:
 	@echo "make deps       install the Debian packages roceval needs (as root)"
 	@echo "make test       run the whole test suite (as root)"
 	@echo "make bench      time the validator per frame against XDP_PASS and zlib (as root)"
+	@echo "make bench-live Mpps per core through a veth pair, roceval against XDP_PASS (as root)"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
 	@echo "make docs       regenerate docs/rules.md and docs/roceval.8 from the tables"
 	@echo "make install    install binary, manual page, systemd unit (DESTDIR, PREFIX=/usr/local)"
@@ -160,7 +161,7 @@ help:
 include tests/fuzz/fuzz.mk
 
 # `roceval bench` measures against a do-nothing XDP program of its own.
-$(OUTPUT)/bench_pass.bpf.o: bpf/bench_pass.bpf.c vmlinux.h Makefile | $(OUTPUT)
+$(OUTPUT)/bench_pass.bpf.o: bpf/bench_pass.bpf.c $(HEADERS) vmlinux.h Makefile | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -170,9 +171,13 @@ $(OUTPUT)/bench_pass.skel.h: $(OUTPUT)/bench_pass.bpf.o
 
 $(OUTPUT)/cmd_bench.o: $(OUTPUT)/bench_pass.skel.h
 
-# The performance figures of issue 6 (as root): baseline, headers only, full ICRC, zlib.
+# Per-frame costs (as root): baseline, headers only, full ICRC, zlib; duplicate and steady paths.
 bench: $(BIN)
 	$(abspath $(BIN)) bench
+
+# Mpps per core through a veth pair in a namespace of its own (as root).
+bench-live: $(BIN)
+	$(abspath $(BIN)) bench --live
 
 # The README's first command (as root): roceval attached in a pair of network namespaces,
 # catching faults the generator injects, checked against what it injected (demo/demo.sh).

@@ -1,16 +1,78 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The harness baseline of `roceval bench`: what BPF_PROG_TEST_RUN costs for
- * a frame when the program does nothing.  xdp.frags so it takes the same
- * multi-buffer frames as roceval.
+ * The harness baselines of `roceval bench`: what BPF_PROG_TEST_RUN costs
+ * for a frame when the program does nothing.  xdp.frags so they take the
+ * same multi-buffer frames and batches as roceval.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
+#include "roceval.h"
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* One frame of a single-frame run, repeated. */
 SEC("xdp.frags")
 int bench_pass(struct xdp_md *ctx)
 {
+	return XDP_PASS;
+}
+
+/* Stands where roceval_frame() does: a global function the verifier cannot inline. */
+__noinline int bench_frame(struct xdp_md *ctx, __u32 base, __u32 len)
+{
+	return ctx && len ? XDP_PASS : XDP_ABORTED;
+}
+
+/*
+ * A replay batch walked exactly as roceval_replay walks it, calling a
+ * function that does nothing for each frame: the steady-path baseline.
+ */
+SEC("xdp.frags")
+int bench_walk(struct xdp_md *ctx)
+{
+	__u32 total = bpf_xdp_get_buff_len(ctx);
+	__u32 off = 4, done = 0, nframes;
+
+	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
+		return 0;
+	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES; i++) {
+		__u32 rec[2]; /* captured length, wire length: roceval_replay's records */
+		__u32 flen;
+
+		if (i >= nframes || off + ROCEVAL_REC_HDR > total)
+			break;
+		if (bpf_xdp_load_bytes(ctx, off, rec, sizeof(rec)))
+			break;
+		off += ROCEVAL_REC_HDR;
+		flen = rec[0];
+		if (flen > total - off)
+			break;
+		bench_frame(ctx, off, flen);
+		off += flen;
+		done++;
+	}
+	return done;
+}
+
+/*
+ * `roceval bench --live`: the sender, run in live-frames mode on one end
+ * of a veth pair, turns each frame around out of that end (XDP_TX in a
+ * test run is a redirect to the ingress device), so the peer receives it.
+ */
+SEC("xdp")
+int bench_tx(struct xdp_md *ctx)
+{
+	return XDP_TX;
+}
+
+/* Frames bench_rx saw: one veth queue, so one CPU at a time writes it. */
+__u64 bench_rx_frames;
+
+/* The receiving end's do-nothing program; it counts so the run can check nothing was lost. */
+SEC("xdp.frags")
+int bench_rx(struct xdp_md *ctx)
+{
+	bench_rx_frames++;
 	return XDP_PASS;
 }

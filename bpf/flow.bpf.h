@@ -78,9 +78,9 @@ static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *
 	if (seq >= cap && !bpf_map_delete_elem(&flows, old))
 		cnt->rule[RULE_FLOW_EVICTED]++;
 	__builtin_memcpy(old, &s->flow_key, sizeof(*old));
-	__builtin_memset(s->flow_new, 0, sizeof(s->flow_new));
-	((struct roceval_flow *)s->flow_new)->first_ns = bpf_ktime_get_coarse_ns();
-	bpf_map_update_elem(&flows, &s->flow_key, s->flow_new, BPF_NOEXIST);
+	__builtin_memset(&s->flow_new, 0, sizeof(s->flow_new));
+	s->flow_new.first_jiffies = bpf_jiffies64();
+	bpf_map_update_elem(&flows, &s->flow_key, &s->flow_new, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&flows, &s->flow_key);
 }
 
@@ -124,7 +124,6 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
 	__u8 transport = fi->opcode >> 5;
 	struct roceval_flow *f;
-	__u64 now;
 
 	__builtin_memcpy(s->flow_key.saddr, fi->saddr, 16);
 	__builtin_memcpy(s->flow_key.daddr, fi->daddr, 16);
@@ -137,9 +136,6 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		if (!f)
 			return;
 	}
-	now = bpf_ktime_get_coarse_ns();
-
-	bpf_spin_lock(&f->lock);
 	/*
 	 * UD has no sequence; CNPs and vendor opcodes have no rules of their
 	 * own here.  mlx5 DC is reliable and connected like RC, one PSN space
@@ -205,18 +201,17 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		}
 	}
 
-	f->packets++;
-	f->bytes += frame_len;
-	f->last_ns = now;
+	__sync_fetch_and_add(&f->packets, 1);
+	__sync_fetch_and_add(&f->bytes, frame_len);
+	f->last_jiffies = bpf_jiffies64();
 	if (s->rules & ~ROCEVAL_INFO_MASK)
-		f->violations++;
+		__sync_fetch_and_add(&f->violations, 1);
 	if (s->rules) {
 #pragma unroll
 		for (int i = 0; i < RULE__COUNT; i++)
 			if (s->rules & (1ULL << i))
-				f->rule[i]++;
+				__sync_fetch_and_add(&f->rule[i], 1);
 	}
-	bpf_spin_unlock(&f->lock);
 }
 
 #endif /* ROCEVAL_FLOW_BPF_H */

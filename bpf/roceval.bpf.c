@@ -78,11 +78,7 @@ struct roceval_scratch {
 	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
 	__u64 rules;	 /* rules the current frame broke */
 	struct roceval_flow_key flow_key;
-	/*
-	 * A new flow's initial value, too big for the stack.  Raw bytes: a
-	 * bpf_spin_lock in its BTF would make a per-CPU map refuse this type.
-	 */
-	__u8 flow_new[sizeof(struct roceval_flow)] __attribute__((aligned(8)));
+	struct roceval_flow flow_new; /* a new flow's initial value, too big for the stack */
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 pad;
 };

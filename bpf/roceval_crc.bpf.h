@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The ICRC's CRC-32 (the Ethernet/zlib polynomial) in BPF, which has no CRC
- * helper.  Slicing-by-8 over 64-bit words in four independent streams,
- * combined with zero-advance tables (CRC is linear, as in zlib's
- * crc32_combine), so the CPU overlaps four dependency chains: one stream
- * alone is twice as slow, and the per-byte instruction count, not the
- * number of streams, is what limits four.
+ * helper or kfunc.  Table lookups cost BPF about five instructions each (no
+ * scaled-index addressing), so the bulk uses none: it is table-free, after
+ * the Chorba method (Sam Russell, 2024), and only the last five words go
+ * through slicing-by-8 tables.
+ *
+ * Chorba: Q(x) = x^300 + x^155 + x^117 + x^89 + 1 is a multiple of the
+ * CRC-32 polynomial, so adding Q times any power of x to the message leaves
+ * its CRC unchanged.  Chosen to cancel one 64-bit word, that addition clears
+ * the word and flips the bits 145, 183, 211 and 300 bits further on (bit
+ * order as the reflected CRC reads them: little-endian words, LSB first).
+ * Going front to back, every word but the last five is cleared so, with
+ * the pending flips of the next five words held in registers: 22
+ * instructions of loads, shifts and XORs per 8 bytes, and no stores.
  *
  * The input is laid out so there is no tail to handle.  With the register
  * starting at 0 instead of ~0, leading zero bytes change nothing, and
@@ -15,11 +23,14 @@
  * and the datagram is copied where its end (without the ICRC) falls on a
  * CRC_LANE boundary, after enough zeros to start on one: the CRC then runs
  * over whole 64-byte lanes only.  icrc_layout() below computes the place.
+ * With init 0 the CRC is linear in the message, which Chorba needs: the
+ * cleared words are leading zeros, so the CRC of the message is that of
+ * its last five words as the flips left them.
  *
- * The bulk runs in bpf_loop() callbacks of 512-byte blocks (each stream
- * two lanes) so the verifier checks a block once instead of once per
- * iteration: 9000-byte frames stay well inside its budget.  The 1-7 lanes
- * in front of the first block go first, in one callback.
+ * The bulk runs in bpf_loop() callbacks of 512-byte blocks, so the
+ * verifier checks a block once instead of once per iteration: 9000-byte
+ * frames stay well inside its budget.  One more callback does the 0-7
+ * lanes after the last block and the last lane.
  */
 #ifndef ROCEVAL_CRC_BPF_H
 #define ROCEVAL_CRC_BPF_H
@@ -27,46 +38,15 @@
 #include "crc32_table.h"
 
 #define CRC_LANE 64	/* the layout's unit: the CRC runs over whole lanes */
-#define CRC_ROW 1024	/* bytes per table row in crc32_tables */
-/* Rows advancing a register over n x CRC_LANE zero bytes (user/gen_crc_tables.c). */
-#define CRC_ROW_ADV1 8
-#define CRC_ROW_ADV2 12
-#define CRC_ROW_ADV3 16
-#define CRC_ROW_ADV4 20
-#define CRC_ROW_ADV6 24
-#define CRC_BLOCK_LANES 8 /* per crc_block_cb(): four streams of two lanes */
+#define CRC_LANE_WORDS (CRC_LANE / 8)
+#define CRC_BLOCK_LANES 8 /* per crc_block_cb() */
+/* Words the Chorba pass leaves for the tables: the reach of its farthest flip, 300 bits. */
+#define CRC_TAIL_WORDS 5
 /* Zeroed ahead of the datagram: the largest lead-in, CRC_LANE - 1 + 4 bytes, in words. */
 #define CRC_LEAD_WORDS 9
 
-_Static_assert(CRC32_TABLE_LANE == CRC_LANE, "user/gen_crc_tables.c LANE differs from CRC_LANE");
-
-/*
- * One table lookup: entry (x_ >> shift_) & 0xff of row row_.  Assembly
- * because BPF has no base + index addressing and clang, left alone, keeps
- * every row's address in a register of its own, runs out of BPF's ten
- * and spills.  These are the five instructions a lookup needs: the index
- * comes out pre-scaled by the entry size (shift 2 less, mask 0xff << 2)
- * and every row is a constant load offset from one base register.
- */
-#define crc_look(tab_, x_, shift_, row_)                                                         \
-	({                                                                                   \
-		__u64 __v;                                                                   \
-		if ((shift_) >= 2)                                                            \
-			asm("%[v] = %[x]; %[v] >>= %[s]; %[v] &= 1020; %[v] += %[t];"        \
-			    "%[v] = *(u32 *)(%[v] + %[o])"                                   \
-			    : [v] "=&r"(__v)                                                 \
-			    : [x] "r"(x_), [t] "r"(tab_), [s] "i"((shift_) - 2),                 \
-			      [o] "i"((row_) * CRC_ROW));                                     \
-		else                                                                         \
-			asm("%[v] = %[x]; %[v] <<= 2; %[v] &= 1020; %[v] += %[t];"            \
-			    "%[v] = *(u32 *)(%[v] + %[o])"                                   \
-			    : [v] "=&r"(__v)                                                 \
-			    : [x] "r"(x_), [t] "r"(tab_), [o] "i"((row_) * CRC_ROW));           \
-		(__u32)__v;                                                                  \
-	})
-
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "crc_word() XORs the register into the data as a little-endian word"
+#error "the CRC reads the message as little-endian words"
 #endif
 
 /* One lookup of slicing-by-8 from a data byte in memory: entry p[off] of row `row`. */
@@ -75,11 +55,13 @@ _Static_assert(CRC32_TABLE_LANE == CRC_LANE, "user/gen_crc_tables.c LANE differs
 	"%[" dst "] = *(u32 *)(%[" dst "] + " #row " * 1024);"
 
 /*
- * Feeds the 8 bytes at p + off to register crc.  The register is XORed
- * into the first four bytes in place (the scratch copy is ours to change),
- * so that every index is a byte load: four instructions and an XOR per
- * byte, where extracting it from a register takes five and an XOR.  The
- * CPU forwards the 4-byte store to the byte loads.
+ * Feeds the 8 bytes at p + off to register crc with slicing-by-8.  The
+ * register is XORed into the first four bytes in place (the scratch copy
+ * is ours to change), so that every index is a byte load: four
+ * instructions and an XOR per byte, where extracting it from a register
+ * takes five and an XOR.  Assembly because BPF has no base + index
+ * addressing and clang, left alone, keeps every row's address in a
+ * register of its own and spills.
  */
 #define crc_word(tab_, p_, off_, crc_)                                                     \
 	({                                                                                 \
@@ -101,11 +83,6 @@ _Static_assert(CRC32_TABLE_LANE == CRC_LANE, "user/gen_crc_tables.c LANE differs
 			     : "memory");                                                  \
 	})
 
-/* The register c after the zero bytes of rows `row` (one of CRC_ROW_ADV*). */
-#define crc_advance(tab, c, row)                                                       \
-	(crc_look(tab, c, 0, row) ^ crc_look(tab, c, 8, (row) + 1) ^                      \
-	 crc_look(tab, c, 16, (row) + 2) ^ crc_look(tab, c, 24, (row) + 3))
-
 /*
  * crc32_tables through a variable clang cannot see through: otherwise it
  * re-materialises the table's 64-bit address (ld_imm64) at every lookup.
@@ -118,80 +95,92 @@ static __always_inline const __u8 *crc_tables(void)
 	return t;
 }
 
+/* Flips pending on the next CRC_TAIL_WORDS words: a[0] on the word read next. */
+struct chorba {
+	__u64 a[CRC_TAIL_WORDS];
+};
+
+/*
+ * Clears the word at p + off of the message: XORs it, with the flips
+ * pending on it, into the bits 145, 183, 211 and 300 further on, and moves
+ * the pending flips on by a word.  Assembly so that two pairs of shifts
+ * each share one, (w << 17) ^ (w << 55) = (w ^ w << 38) << 17 and the
+ * same rightwards, which clang undoes: 22 instructions a word, not 24.
+ */
+#define chorba_word(c_, p_, off_)                                                          \
+	({                                                                                 \
+		__u64 __w, __t;                                                            \
+		asm("%[w] = *(u64 *)(%[p] + %[o]); %[w] ^= %[a0];"                         \
+		    "%[t] = %[w]; %[t] <<= 38; %[t] ^= %[w]; %[t] <<= 17; %[a2] ^= %[t];"  \
+		    "%[t] = %[w]; %[t] >>= 38; %[t] ^= %[w]; %[t] >>= 9; %[a3] ^= %[t];"   \
+		    "%[t] = %[w]; %[t] <<= 19; %[a3] ^= %[t];"                             \
+		    "%[t] = %[w]; %[t] >>= 45; %[a4] ^= %[t];"                             \
+		    "%[t] = %[w]; %[t] <<= 44; %[a4] ^= %[t];"                             \
+		    "%[w] >>= 20;"                                                         \
+		    : [w] "=&r"(__w), [t] "=&r"(__t), [a2] "+r"((c_).a[2]),                \
+		      [a3] "+r"((c_).a[3]), [a4] "+r"((c_).a[4])                           \
+		    : [a0] "r"((c_).a[0]), [p] "r"(p_), [o] "i"(off_)                      \
+		    : "memory");                                                           \
+		(c_).a[0] = (c_).a[1];                                                     \
+		(c_).a[1] = (c_).a[2];                                                     \
+		(c_).a[2] = (c_).a[3];                                                     \
+		(c_).a[3] = (c_).a[4];                                                     \
+		(c_).a[4] = __w;                                                           \
+	})
+
 struct crc_state {
 	__u8 *buf;
-	__u32 off; /* bytes before the first block */
+	__u32 blocks; /* bytes in whole blocks, from the start */
+	__u32 lanes;  /* lanes after them, the last included (1-8) */
+	struct chorba c;
 	__u32 crc;
 };
 
-/* n (1-4) lanes at p as n streams, continuing from register crc. */
-#define crc_lanes(tab, p, n, crc)                                                          \
-	({                                                                                 \
-		__u64 __a = (crc), __b = 0, __c = 0, __d = 0;                              \
-		_Pragma("unroll") for (int k = 0; k < CRC_LANE; k += 8)                    \
-		{                                                                          \
-			crc_word(tab, p, k, __a);                                          \
-			if ((n) > 1)                                                       \
-				crc_word(tab, p, k + CRC_LANE, __b);                       \
-			if ((n) > 2)                                                       \
-				crc_word(tab, p, k + 2 * CRC_LANE, __c);                   \
-			if ((n) > 3)                                                       \
-				crc_word(tab, p, k + 3 * CRC_LANE, __d);                   \
-		}                                                                          \
-		(n) == 1 ? __a                                                             \
-		: (n) == 2 ? crc_advance(tab, __a, CRC_ROW_ADV1) ^ __b                     \
-		: (n) == 3 ? crc_advance(tab, __a, CRC_ROW_ADV2) ^                         \
-				     crc_advance(tab, __b, CRC_ROW_ADV1) ^ __c             \
-			   : crc_advance(tab, __a, CRC_ROW_ADV3) ^                         \
-				     crc_advance(tab, __b, CRC_ROW_ADV2) ^                 \
-				     crc_advance(tab, __c, CRC_ROW_ADV1) ^ __d;            \
-	})
-
-/*
- * The 1-7 lanes in front of the first block (st->off bytes of them, at the
- * start), as up to four streams at a time: 5 lanes go as 2 then 3, so only
- * a frame of one lane has a lone stream.
- */
-static long crc_head_cb(__u32 i, struct crc_state *st)
+/* Block i of CRC_BLOCK_LANES lanes: the Chorba pass alone. */
+static long crc_block_cb(__u32 i, struct crc_state *st)
 {
-	__u8 *p = st->buf;
-	const __u8 *tab = crc_tables();
-	__u32 n = st->off / CRC_LANE;
-	__u32 crc;
+	const __u8 *p = st->buf + ((i * CRC_BLOCK_LANES * CRC_LANE) & ROCEVAL_SCRATCH_MASK);
+	struct chorba c = st->c;
 
-	if (n == 1)
-		crc = crc_lanes(tab, p, 1, 0);
-	else if (n == 2 || n == 5)
-		crc = crc_lanes(tab, p, 2, 0);
-	else if (n == 3 || n == 6)
-		crc = crc_lanes(tab, p, 3, 0);
-	else
-		crc = crc_lanes(tab, p, 4, 0);
-	if (n > 4)
-		crc = crc_lanes(tab, p + ((n - 3) & 7) * CRC_LANE, 3, crc);
-	st->crc = crc;
+#pragma unroll
+	for (int k = 0; k < CRC_BLOCK_LANES * CRC_LANE_WORDS; k++)
+		chorba_word(c, p, k * 8);
+	st->c = c;
 	return 0;
 }
 
 /*
- * One block of CRC_BLOCK_LANES lanes: four streams over two lanes each,
- * then crc(A B C D) = adv6(crc(A)) ^ adv4(crc0(B)) ^ adv2(crc0(C)) ^ crc0(D).
+ * What follows the blocks: 0-7 lanes through the Chorba pass, then the
+ * last lane, whose last CRC_TAIL_WORDS words, with the flips pending on
+ * them, go through the tables from a register of 0.
  */
-static long crc_block_cb(__u32 i, struct crc_state *st)
+static long crc_tail_cb(__u32 i, struct crc_state *st)
 {
-	__u8 *p = st->buf + ((st->off + i * CRC_BLOCK_LANES * CRC_LANE) & ROCEVAL_SCRATCH_MASK);
+	__u8 *p = st->buf + (st->blocks & ROCEVAL_SCRATCH_MASK);
 	const __u8 *tab = crc_tables();
-	__u64 a = st->crc, b = 0, c = 0, d = 0;
+	struct chorba c = st->c;
+	__u32 n = st->lanes;
+	__u64 crc = 0;
 
 #pragma unroll
-	for (int k = 0; k < 2 * CRC_LANE; k += 8) {
-		crc_word(tab, p, k, a);
-		crc_word(tab, p, k + 2 * CRC_LANE, b);
-		crc_word(tab, p, k + 4 * CRC_LANE, c);
-		crc_word(tab, p, k + 6 * CRC_LANE, d);
+	for (int l = 0; l < CRC_BLOCK_LANES - 1; l++) {
+		if (l + 1 >= n)
+			break;
+#pragma unroll
+		for (int k = 0; k < CRC_LANE_WORDS; k++)
+			chorba_word(c, p, k * 8);
+		p += CRC_LANE;
 	}
-	st->crc = crc_advance(tab, a, CRC_ROW_ADV6) ^ crc_advance(tab, b, CRC_ROW_ADV4) ^
-		  crc_advance(tab, c, CRC_ROW_ADV2) ^ d;
+#pragma unroll
+	for (int k = 0; k < CRC_LANE_WORDS - CRC_TAIL_WORDS; k++)
+		chorba_word(c, p, k * 8);
+#pragma unroll
+	for (int k = 0; k < CRC_TAIL_WORDS; k++)
+		((__u64 *)p)[CRC_LANE_WORDS - CRC_TAIL_WORDS + k] ^= c.a[k];
+#pragma unroll
+	for (int k = CRC_LANE_WORDS - CRC_TAIL_WORDS; k < CRC_LANE_WORDS; k++)
+		crc_word(tab, p, k * 8, crc);
+	st->crc = crc;
 	return 0;
 }
 
@@ -214,16 +203,20 @@ static __always_inline __u32 icrc_layout(__u8 *area, __u32 dlen)
 
 /*
  * zlib's crc32(0, msg, n) of the message icrc_layout() and icrc_mask()
- * prepared in area[0, len); len is a multiple of CRC_LANE.  Leaves the
- * message changed.
+ * prepared in area[0, len); len is a multiple of CRC_LANE, at least one
+ * lane.  Leaves the message changed.
  */
 static __always_inline __u32 roceval_icrc(__u8 *area, __u32 len)
 {
-	__u32 lanes = len / CRC_LANE;
-	struct crc_state st = { .buf = area, .off = lanes % CRC_BLOCK_LANES * CRC_LANE };
+	__u32 blocks = (len - CRC_LANE) / (CRC_BLOCK_LANES * CRC_LANE);
+	struct crc_state st = {
+		.buf = area,
+		.blocks = blocks * CRC_BLOCK_LANES * CRC_LANE,
+		.lanes = len / CRC_LANE - blocks * CRC_BLOCK_LANES,
+	};
 
-	bpf_loop(st.off != 0, crc_head_cb, &st, 0);
-	bpf_loop(lanes / CRC_BLOCK_LANES, crc_block_cb, &st, 0);
+	bpf_loop(blocks, crc_block_cb, &st, 0);
+	bpf_loop(1, crc_tail_cb, &st, 0);
 	return ~st.crc;
 }
 

@@ -7,16 +7,6 @@
 #ifndef ROCEVAL_H
 #define ROCEVAL_H
 
-/*
- * Userspace sees the lock as an opaque word: <linux/bpf.h> would clash with
- * libpcap's classic-BPF definitions, and userspace never takes the lock
- * itself (lookups use BPF_F_LOCK).
- */
-#ifdef __bpf__
-#define ROCEVAL_SPIN_LOCK struct bpf_spin_lock
-#else
-#define ROCEVAL_SPIN_LOCK struct { __u32 val; }
-#endif
 #include "roceval_rules.h"
 #include "roceval_proto.h"
 
@@ -105,20 +95,25 @@ struct roceval_flow_space {
 	__u8 pad;
 };
 
+/*
+ * No lock: the counters are atomic adds, so they stay exact when two CPUs
+ * see one QP (RSS not pinning it); the sequence state is then judged in
+ * whatever order the CPUs get to it, which a lock would not fix either.
+ */
 struct roceval_flow {
-	ROCEVAL_SPIN_LOCK lock; /* two CPUs may see one QP when RSS does not pin it */
 	__u32 pmtu;		   /* learned from FIRST/MIDDLE payloads, 0 until then */
 	struct roceval_flow_space req;
 	struct roceval_flow_space resp;
 	__u32 last_msn;
 	__u8 msn_valid;
 	__u8 transport;
-	__u8 pad[2];
+	__u8 pad[6];
 	__u64 packets;
 	__u64 bytes;	  /* frame bytes */
 	__u64 violations; /* frames that broke a warning- or error-severity rule */
-	__u64 first_ns;	  /* bpf_ktime_get_coarse_ns() */
-	__u64 last_ns;
+	/* bpf_jiffies64(): the verifier inlines it, where a clock helper is a call per frame */
+	__u64 first_jiffies;
+	__u64 last_jiffies;
 	__u32 rule[RULE__COUNT];
 };
 

@@ -7,21 +7,39 @@ import pytest
 from conftest import run
 
 FIELDS = ["payload", "family", "baseline_ns", "headers_ns", "full_ns", "zlib_ns", "icrc_vs_zlib",
-          "headers_over_baseline_ns"]
+          "headers_over_baseline_ns", "steady_baseline_ns", "steady_headers_ns", "steady_full_ns",
+          "steady_icrc_vs_zlib", "steady_headers_over_baseline_ns", "icrc_sample_ns"]
+FLOW_FIELDS = ["flows", "payload", "family", "steady_baseline_ns", "steady_headers_ns",
+               "steady_headers_over_baseline_ns"]
 
 
 def test_bench_json():
+    # The bench checks itself that every steady frame took the steady path (no rule broken, each
+    # counted on its flow) and fails otherwise: exit 0 says the steady figures are what they claim.
     res = run("bench", "--json", "--repeat", "20", "--rounds", "3", check=True)
-    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    rows, sweep = lines[:8], lines[8:]
     assert [(r["payload"], r["family"]) for r in rows] == \
         [(p, f) for p in (0, 256, 1024, 4096) for f in ("ipv4", "ipv6")]
     for r in rows:
         assert list(r) == FIELDS
-        assert r["full_ns"] > 0 and r["zlib_ns"] > 0
+        assert r["full_ns"] > 0 and r["zlib_ns"] > 0 and r["steady_full_ns"] > 0
         assert r["icrc_vs_zlib"] == pytest.approx((r["full_ns"] - r["headers_ns"]) / r["zlib_ns"],
                                                   rel=0.01, abs=2e-3)
         assert r["headers_over_baseline_ns"] == pytest.approx(r["headers_ns"] - r["baseline_ns"],
                                                               abs=0.1)
+        assert r["steady_icrc_vs_zlib"] == pytest.approx(
+            (r["steady_full_ns"] - r["steady_headers_ns"]) / r["zlib_ns"], rel=0.01, abs=2e-3)
+        assert r["steady_headers_over_baseline_ns"] == pytest.approx(
+            r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.15)
+        assert list(r["icrc_sample_ns"]) == ["1", "2", "8", "64"]
+        assert r["icrc_sample_ns"]["1"] == r["steady_full_ns"]
+    assert [(r["flows"], r["payload"], r["family"]) for r in sweep] == \
+        [(1, 256, "ipv4"), (1024, 256, "ipv4"), (65536, 256, "ipv4")]
+    for r in sweep:
+        assert list(r) == FLOW_FIELDS
+        assert r["steady_headers_over_baseline_ns"] == pytest.approx(
+            r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.15)
     assert res.stderr == ""
 
 
@@ -40,6 +58,34 @@ def test_bench_table():
         full = float(r[5])
         assert float(r[9]) == pytest.approx(1e3 / full, abs=0.01)
         assert float(r[10]) == pytest.approx(int(r[2]) * 8 / full, abs=0.01)
+    steady = lines.index(next(line for line in lines[head + 9:]
+                              if line.lstrip().startswith("payload")))
+    assert lines[steady].split() == ["payload", "family", "frame", "baseline", "headers", "full",
+                                     "icrc/zlib", "hdr-base", "sample2", "sample8", "sample64"]
+    rows = [line.split() for line in lines[steady + 1:steady + 9]]
+    assert [(r[0], r[1], int(r[2])) for r in rows] == \
+        [(p, f, n) for (p, f), n in zip([(p, f) for p in ("0", "256", "1024", "4096")
+                                         for f in ("ipv4", "ipv6")],
+                                        [62, 82, 314, 334, 1082, 1102, 4154, 4174])]
+    for r in rows:
+        assert float(r[7]) == pytest.approx(float(r[4]) - float(r[3]), abs=0.15)
+    flows = lines.index(next(line for line in lines if line.lstrip().startswith("flows")))
+    assert [line.split()[0] for line in lines[flows + 1:flows + 4]] == ["1", "1024", "65536"]
+
+
+def test_bench_live_json():
+    res = run("bench", "--live", "--json", "--repeat", "20000", "--rounds", "1", check=True)
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [(r["live"], r["family"], r["frame_bytes"]) for r in rows] == \
+        [("ack", "ipv4", 62), ("send", "ipv4", 3130)]
+    for r in rows:
+        assert list(r) == ["live", "family", "frame_bytes", "pass_mpps", "roceval_mpps",
+                           "roceval_vs_pass"]
+        assert r["pass_mpps"] > 0 and r["roceval_mpps"] > 0
+        assert r["roceval_vs_pass"] == pytest.approx(r["roceval_mpps"] / r["pass_mpps"], rel=0.01)
+    assert res.stderr == ""
+    # Its veth pair lived in a namespace of its own, gone with the process.
+    assert run("ip", "link", "show", "rvb0").returncode != 0
 
 
 @pytest.mark.parametrize("args, message", [

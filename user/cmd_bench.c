@@ -3,14 +3,25 @@
  * roceval bench: what validation costs per frame, against a do-nothing XDP
  * program and against zlib's crc32() over the same bytes, all in one
  * process so the ratios hold on a noisy machine.
+ *
+ * Two paths.  BPF_PROG_TEST_RUN's repeat runs one frame again and again,
+ * so after the first run every repeat is a duplicate PSN of its flow.  An
+ * established flow's steady path, the next PSN each time, needs a new
+ * frame per run: those go in replay batches of frames with consecutive
+ * PSNs (and so their own ICRCs), timed per batch and divided by its frames.
  */
 #include <errno.h>
+#include <sched.h>
+#include <spawn.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/wait.h>
+#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -26,15 +37,29 @@ extern const struct command cmd_bench;
 #define OP_RC_SEND_ONLY 0x04
 #define OP_RC_ACKNOWLEDGE 0x11
 #define FRAME_MAX 8192
+/* icrc_sample for the header path alone: the ICRC is never checked in a run. */
+#define SAMPLE_NEVER "1000000000"
+/* The steady flows' DestQPs: apart from the single-frame runs' (1-8). */
+#define STEADY_QPN 0x800000
+/* The frame of the flow-count sweep: RC SEND_ONLY, 256 bytes, IPv4 (frames[2]). */
+#define SWEEP_FRAME 2
 
 static const unsigned int payloads[] = { 0, 256, 1024, 4096 };
+/* The icrc_sample cost curve, steady path. */
+static const unsigned int sample_curve[] = { 1, 2, 8, 64 };
+#define NCURVE (sizeof(sample_curve) / sizeof(sample_curve[0]))
+static const unsigned int sweep_flows[] = { 1, 1024, 65536 };
+#define NSWEEP (sizeof(sweep_flows) / sizeof(sweep_flows[0]))
 
-enum { BASELINE, HEADERS, FULL, ZLIB, NMEASURE };
+/* Single-frame runs (duplicate path), then the steady path with the icrc_sample curve. */
+enum { BASELINE, HEADERS, FULL, ZLIB, S_BASELINE, S_HEADERS, S_CURVE, NMEASURE = S_CURVE + NCURVE };
+#define S_FULL S_CURVE /* sample_curve[0] is 1: every ICRC checked */
 
 struct frame {
 	unsigned int payload;
 	bool ipv6;
 	size_t len;		/* Ethernet header to ICRC */
+	size_t bth;		/* offset of the BTH in data */
 	size_t icrc_len;	/* bytes the ICRC covers */
 	unsigned char data[FRAME_MAX];
 	unsigned char icrc_in[FRAME_MAX]; /* 8 x 0xFF and the masked datagram */
@@ -121,6 +146,93 @@ static void frame_build(struct frame *f, unsigned int payload, bool ipv6, unsign
 	p += payload;
 	p[0] = crc, p[1] = crc >> 8, p[2] = crc >> 16, p[3] = crc >> 24;
 	f->len = p + 4 - f->data;
+	f->bth = bth - f->data;
+}
+
+/* Makes the frame one of DestQP qpn with PSN psn, with its ICRC to match. */
+static void frame_seq(struct frame *f, __u32 qpn, __u32 psn)
+{
+	unsigned char *bths[2] = { f->data + f->bth, f->icrc_in + ROCE_LRH_MASK_LEN + f->bth - 14 };
+	unsigned char *icrc = f->data + f->len - ROCE_ICRC_LEN;
+	__u32 crc;
+
+	for (int i = 0; i < 2; i++) {
+		unsigned char *b = bths[i];
+
+		b[5] = qpn >> 16, b[6] = qpn >> 8, b[7] = qpn;
+		b[9] = psn >> 16, b[10] = psn >> 8, b[11] = psn;
+	}
+	crc = crc32(0, f->icrc_in, f->icrc_len);
+	icrc[0] = crc, icrc[1] = crc >> 8, icrc[2] = crc >> 16, icrc[3] = crc >> 24;
+}
+
+/*
+ * A steady sequence of one frame's shape over `flows` flows, DestQPs qpn
+ * onwards: frame g goes to flow g % flows with PSN 1 + g / flows, so each
+ * flow sees the next PSN every time.
+ */
+struct stream {
+	struct frame f; /* a copy: the single-frame runs keep the original */
+	__u32 qpn;
+	__u32 flows;
+	__u64 sent;
+};
+
+struct batch {
+	__u32 n;
+	size_t len;
+	unsigned char data[ROCEVAL_BATCH_BYTES];
+};
+
+/* The next frames of the stream, at most `max`, as one replay batch. */
+static void batch_fill(struct batch *b, struct stream *st, __u64 max)
+{
+	struct frame *f = &st->f;
+	size_t off = 4;
+
+	b->n = 0;
+	while (b->n < ROCEVAL_BATCH_MAX_FRAMES && b->n < max &&
+	       off + ROCEVAL_REC_HDR + f->len <= sizeof(b->data)) {
+		__u64 g = st->sent++;
+		__u32 rec[2] = { f->len, f->len }; /* captured and wire length, little-endian as the host */
+
+		frame_seq(f, st->qpn + g % st->flows, (1 + g / st->flows) & ROCE_PSN_MASK);
+		memcpy(b->data + off, rec, ROCEVAL_REC_HDR);
+		memcpy(b->data + off + ROCEVAL_REC_HDR, f->data, f->len);
+		off += ROCEVAL_REC_HDR + f->len;
+		b->n++;
+	}
+	memcpy(b->data, &b->n, 4);
+	b->len = off;
+}
+
+/*
+ * Average ns per frame over `frames` frames of the stream, in batches
+ * through a replay-style program (roceval_replay or bench_walk).
+ */
+static int run_stream(int prog_fd, struct batch *b, struct stream *st, __u64 frames, double *ns)
+{
+	__u64 done = 0, dur = 0;
+
+	while (done < frames) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .repeat = 1);
+
+		batch_fill(b, st, frames - done);
+		opts.data_in = b->data;
+		opts.data_size_in = b->len;
+		if (bpf_prog_test_run_opts(prog_fd, &opts)) {
+			pr_warn("Couldn't run the batch program: %s", strerror(errno));
+			return -errno;
+		}
+		if (opts.retval != b->n) {
+			pr_warn("bench batch: %u of %u frames walked", opts.retval, b->n);
+			return -EPROTO;
+		}
+		dur += opts.duration;
+		done += b->n;
+	}
+	*ns = (double)dur / done;
+	return 0;
 }
 
 /* Average ns per run of the frame over `repeat` runs, as the kernel times them. */
@@ -173,6 +285,7 @@ static int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const 
 	char err[128];
 	int ret;
 
+	settings_defaults(cfg);
 	if (settings_set(cfg, "icrc_sample", n, err, sizeof(err))) {
 		pr_warn("%s", err);
 		return -EINVAL;
@@ -229,6 +342,62 @@ static int check_frames(struct roceval_bpf *skel, struct frame *frames, int n)
 	return 0;
 }
 
+/*
+ * Makes sure the steady runs took the steady path: every flow of the
+ * stream counted each of its frames and none broke a rule (a gap or a
+ * duplicate PSN, a bad ICRC).
+ */
+static int check_stream(int flows_fd, const struct stream *st)
+{
+	const struct frame *f = &st->f;
+	struct roceval_flow_key key = { .ipv6 = f->ipv6 };
+	const unsigned char *ip = f->data + 14;
+
+	memcpy(key.saddr, ip + (f->ipv6 ? 8 : 12), f->ipv6 ? 16 : 4);
+	memcpy(key.daddr, ip + (f->ipv6 ? 24 : 16), f->ipv6 ? 16 : 4);
+	for (__u32 i = 0; i < st->flows; i++) {
+		__u64 want = st->sent / st->flows + (i < st->sent % st->flows);
+		struct roceval_flow v;
+
+		key.dqpn = st->qpn + i;
+		if (bpf_map_lookup_elem(flows_fd, &key, &v)) {
+			pr_warn("bench flow 0x%x: not in the flow table: %s", key.dqpn, strerror(errno));
+			return -EPROTO;
+		}
+		if (v.packets != want || v.violations) {
+			pr_warn("bench flow 0x%x: %llu frames, %llu violations; expected %llu and none",
+				key.dqpn, (unsigned long long)v.packets,
+				(unsigned long long)v.violations, (unsigned long long)want);
+			return -EPROTO;
+		}
+	}
+	return 0;
+}
+
+/* Each flow of the stream once, so that it exists before the timed runs. */
+static int warm_stream(int prog_fd, struct batch *b, struct stream *st)
+{
+	double ns;
+
+	return run_stream(prog_fd, b, st, st->flows, &ns);
+}
+
+/*
+ * The thread stays on one CPU: the program's icrc_sample countdown is per
+ * CPU, and the flows are meant to be those of one CPU's traffic.
+ */
+static void pin_cpu(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t one;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -242,31 +411,55 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int measure(struct roceval_bpf *skel, int pass_fd, struct frame *frames, int nframes,
-		   unsigned int repeat, unsigned int rounds)
+static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct frame *frames,
+		   int nframes, unsigned int repeat, unsigned int rounds)
 {
 	int settings_fd = bpf_map__fd(skel->maps.settings);
 	int roceval_fd = bpf_program__fd(skel->progs.roceval_xdp);
+	int replay_fd = bpf_program__fd(skel->progs.roceval_replay);
+	int pass_fd = bpf_program__fd(pass->progs.bench_pass);
+	int walk_fd = bpf_program__fd(pass->progs.bench_walk);
 	struct roceval_settings cfg;
+	struct stream *streams;
+	struct batch *b;
 	double *samples;
 	int err = 0;
+
+	streams = calloc(2 * nframes, sizeof(*streams));
+	b = malloc(sizeof(*b));
+	if (!streams || !b) {
+		free(streams);
+		free(b);
+		pr_warn("Couldn't allocate the batches: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	/* Per frame: the stream roceval sees, and one for the baseline that must not take its PSNs. */
+	for (int i = 0; i < nframes; i++) {
+		streams[2 * i].f = frames[i];
+		streams[2 * i].qpn = STEADY_QPN + i;
+		streams[2 * i].flows = 1;
+		streams[2 * i + 1] = streams[2 * i];
+	}
+	err = set_icrc_sample(settings_fd, &cfg, "1");
+	for (int i = 0; i < nframes && !err; i++)
+		err = warm_stream(replay_fd, b, &streams[2 * i]);
 
 	samples = calloc((size_t)nframes * NMEASURE * rounds, sizeof(*samples));
 	if (!samples) {
 		pr_warn("Couldn't allocate the samples: %s", strerror(errno));
-		return -ENOMEM;
+		err = -ENOMEM;
 	}
 #define SAMPLE(f, m, r) samples[((size_t)(f) * NMEASURE + (m)) * rounds + (r)]
-	settings_defaults(&cfg);
 	/* Rounds outside, so drift of the machine spreads over every figure alike. */
 	for (unsigned int r = 0; r < rounds && !err; r++) {
 		for (int i = 0; i < nframes && !err; i++) {
 			struct frame *f = &frames[i];
+			struct stream *st = &streams[2 * i];
 
 			err = run_prog(pass_fd, f, repeat, &SAMPLE(i, BASELINE, r));
 			/* ICRC sampled so rarely that it is never checked here: the header path alone. */
 			if (!err)
-				err = set_icrc_sample(settings_fd, &cfg, "1000000000");
+				err = set_icrc_sample(settings_fd, &cfg, SAMPLE_NEVER);
 			if (!err)
 				err = run_prog(roceval_fd, f, repeat, &SAMPLE(i, HEADERS, r));
 			if (!err)
@@ -274,33 +467,122 @@ static int measure(struct roceval_bpf *skel, int pass_fd, struct frame *frames, 
 			if (!err)
 				err = run_prog(roceval_fd, f, repeat, &SAMPLE(i, FULL, r));
 			SAMPLE(i, ZLIB, r) = zlib_ns(f, repeat);
+
+			if (!err)
+				err = run_stream(walk_fd, b, st + 1, repeat, &SAMPLE(i, S_BASELINE, r));
+			if (!err)
+				err = set_icrc_sample(settings_fd, &cfg, SAMPLE_NEVER);
+			if (!err)
+				err = run_stream(replay_fd, b, st, repeat, &SAMPLE(i, S_HEADERS, r));
+			for (unsigned int c = 0; c < NCURVE && !err; c++) {
+				char n[16];
+
+				snprintf(n, sizeof(n), "%u", sample_curve[c]);
+				err = set_icrc_sample(settings_fd, &cfg, n);
+				if (!err)
+					err = run_stream(replay_fd, b, st, repeat, &SAMPLE(i, S_CURVE + c, r));
+			}
 		}
 	}
+	for (int i = 0; i < nframes && !err; i++)
+		err = check_stream(bpf_map__fd(skel->maps.flows), &streams[2 * i]);
 	for (int i = 0; i < nframes && !err; i++)
 		for (int m = 0; m < NMEASURE; m++)
 			frames[i].ns[m] = median(&SAMPLE(i, m, 0), rounds);
 #undef SAMPLE
 	free(samples);
+	free(streams);
+	free(b);
 	return err;
 }
 
-static void print_json(const struct frame *frames, int n)
+/*
+ * The steady header path with 1, 1k and 64k live flows, each in a program
+ * of its own with the default flow table, filled only by the sweep.
+ */
+static int measure_flows(struct bench_pass_bpf *pass, struct frame *f, unsigned int repeat,
+			 unsigned int rounds, double ns[NSWEEP][2])
+{
+	int walk_fd = bpf_program__fd(pass->progs.bench_walk);
+	struct roceval_settings cfg;
+	struct batch *b = malloc(sizeof(*b));
+	double *samples = calloc(2 * rounds, sizeof(*samples));
+	struct stream *st = malloc(2 * sizeof(*st)), *walk = st + 1;
+	int err = 0;
+
+	if (!b || !samples || !st) {
+		pr_warn("Couldn't allocate the batches: %s", strerror(errno));
+		err = -ENOMEM;
+	}
+	for (unsigned int k = 0; k < NSWEEP && !err; k++) {
+		struct roceval_bpf *skel = roceval_load(LOAD_REPLAY, false);
+		int replay_fd;
+
+		if (!skel) {
+			err = -EINVAL;
+			break;
+		}
+		replay_fd = bpf_program__fd(skel->progs.roceval_replay);
+		st->f = *f;
+		st->qpn = 1;
+		st->flows = sweep_flows[k];
+		st->sent = 0;
+		*walk = *st;
+		err = set_icrc_sample(bpf_map__fd(skel->maps.settings), &cfg, SAMPLE_NEVER);
+		if (!err)
+			err = warm_stream(replay_fd, b, st);
+		for (unsigned int r = 0; r < rounds && !err; r++) {
+			err = run_stream(walk_fd, b, walk, repeat, &samples[r]);
+			if (!err)
+				err = run_stream(replay_fd, b, st, repeat, &samples[rounds + r]);
+		}
+		if (!err)
+			err = check_stream(bpf_map__fd(skel->maps.flows), st);
+		if (!err) {
+			ns[k][0] = median(samples, rounds);
+			ns[k][1] = median(samples + rounds, rounds);
+		}
+		roceval_bpf__destroy(skel);
+	}
+	free(samples);
+	free(st);
+	free(b);
+	return err;
+}
+
+static void print_json(const struct frame *frames, int n, const double flows_ns[NSWEEP][2])
 {
 	for (int i = 0; i < n; i++) {
 		const struct frame *f = &frames[i];
 
 		printf("{\"payload\": %u, \"family\": \"%s\", \"baseline_ns\": %.1f, \"headers_ns\": %.1f, "
 		       "\"full_ns\": %.1f, \"zlib_ns\": %.1f, \"icrc_vs_zlib\": %.3f, "
-		       "\"headers_over_baseline_ns\": %.1f}\n",
+		       "\"headers_over_baseline_ns\": %.1f, \"steady_baseline_ns\": %.1f, "
+		       "\"steady_headers_ns\": %.1f, \"steady_full_ns\": %.1f, "
+		       "\"steady_icrc_vs_zlib\": %.3f, \"steady_headers_over_baseline_ns\": %.1f, "
+		       "\"icrc_sample_ns\": {",
 		       f->payload, f->ipv6 ? "ipv6" : "ipv4", f->ns[BASELINE], f->ns[HEADERS], f->ns[FULL],
 		       f->ns[ZLIB], (f->ns[FULL] - f->ns[HEADERS]) / f->ns[ZLIB],
-		       f->ns[HEADERS] - f->ns[BASELINE]);
+		       f->ns[HEADERS] - f->ns[BASELINE], f->ns[S_BASELINE], f->ns[S_HEADERS],
+		       f->ns[S_FULL], (f->ns[S_FULL] - f->ns[S_HEADERS]) / f->ns[ZLIB],
+		       f->ns[S_HEADERS] - f->ns[S_BASELINE]);
+		for (unsigned int c = 0; c < NCURVE; c++)
+			printf("%s\"%u\": %.1f", c ? ", " : "", sample_curve[c], f->ns[S_CURVE + c]);
+		printf("}}\n");
 	}
+	for (unsigned int k = 0; k < NSWEEP; k++)
+		printf("{\"flows\": %u, \"payload\": %u, \"family\": \"%s\", \"steady_baseline_ns\": %.1f, "
+		       "\"steady_headers_ns\": %.1f, \"steady_headers_over_baseline_ns\": %.1f}\n",
+		       sweep_flows[k], frames[SWEEP_FRAME].payload,
+		       frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4", flows_ns[k][0], flows_ns[k][1],
+		       flows_ns[k][1] - flows_ns[k][0]);
 }
 
-static void print_table(const struct frame *frames, int n, unsigned int repeat, unsigned int rounds)
+static void print_table(const struct frame *frames, int n, const double flows_ns[NSWEEP][2],
+			unsigned int repeat, unsigned int rounds)
 {
 	printf("Median of %u rounds of %u runs per frame; ns per frame.\n\n", rounds, repeat);
+	printf("One frame repeated (after the first run, a duplicate PSN each time):\n");
 	printf("%7s %6s %5s %9s %8s %8s %8s %12s %9s %10s %11s\n", "payload", "family", "frame",
 	       "baseline", "headers", "full", "zlib", "icrc/zlib", "hdr-base", "Mpps/core",
 	       "Gb/s/core");
@@ -313,33 +595,262 @@ static void print_table(const struct frame *frames, int n, unsigned int repeat, 
 		       f->ns[ZLIB], (full - f->ns[HEADERS]) / f->ns[ZLIB],
 		       f->ns[HEADERS] - f->ns[BASELINE], 1e3 / full, f->len * 8.0 / full);
 	}
+	printf("\nSteady path (the next PSN of an established flow each time, in replay batches):\n");
+	printf("%7s %6s %5s %9s %8s %8s %12s %9s %8s %8s %8s\n", "payload", "family", "frame",
+	       "baseline", "headers", "full", "icrc/zlib", "hdr-base", "sample2", "sample8",
+	       "sample64");
+	for (int i = 0; i < n; i++) {
+		const struct frame *f = &frames[i];
+
+		printf("%7u %6s %5zu %9.1f %8.1f %8.1f %12.2f %9.1f %8.1f %8.1f %8.1f\n", f->payload,
+		       f->ipv6 ? "ipv6" : "ipv4", f->len, f->ns[S_BASELINE], f->ns[S_HEADERS],
+		       f->ns[S_FULL], (f->ns[S_FULL] - f->ns[S_HEADERS]) / f->ns[ZLIB],
+		       f->ns[S_HEADERS] - f->ns[S_BASELINE], f->ns[S_CURVE + 1], f->ns[S_CURVE + 2],
+		       f->ns[S_CURVE + 3]);
+	}
+	printf("\nSteady header path by live flows (%u-byte payload, %s):\n",
+	       frames[SWEEP_FRAME].payload, frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
+	printf("%7s %9s %8s %9s\n", "flows", "baseline", "headers", "hdr-base");
+	for (unsigned int k = 0; k < NSWEEP; k++)
+		printf("%7u %9.1f %8.1f %9.1f\n", sweep_flows[k], flows_ns[k][0], flows_ns[k][1],
+		       flows_ns[k][1] - flows_ns[k][0]);
 	printf("\nicrc/zlib = (full - headers) / zlib; hdr-base = headers - baseline.\n"
 	       "Mpps and Gb/s are one core running the full program; frame is the Ethernet\n"
-	       "frame without FCS, and Gb/s counts those bytes.\n");
+	       "frame without FCS, and Gb/s counts those bytes.  sampleN is the full program\n"
+	       "with icrc_sample=N.\n");
+}
+
+/*
+ * --live: frames through a real veth pair at the driver hook.  The bench
+ * moves into a network namespace of its own (unshare), so the pair and
+ * everything on it vanish with the process however it ends.  A sender
+ * program in live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES, as
+ * xdp-trafficgen) bounces each frame out of LIVE_TX; LIVE_RX runs roceval
+ * or the do-nothing bench_rx in native XDP.  veth runs the receiving NAPI
+ * on the sending CPU, so with the thread pinned one core does all of it:
+ * frames per second of wall time are Mpps per core, sender included.
+ */
+#define LIVE_TX "rvb0"
+#define LIVE_RX "rvb1"
+/* Live-frames mode takes no multi-buffer frames: one page less head and tail room. */
+#define LIVE_MTU "3500"
+#define LIVE_PAYLOAD 3072
+#define LIVE_BATCH 64 /* frames per flush; veth's ring holds 256 */
+
+extern char **environ;
+
+static int run_ip(char *const argv[])
+{
+	int status, err;
+	pid_t pid;
+
+	err = posix_spawnp(&pid, "ip", NULL, NULL, argv, environ);
+	if (err) {
+		pr_warn("Couldn't run ip: %s", strerror(err));
+		return -err;
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		pr_warn("Couldn't set up the veth pair: 'ip %s %s %s' failed", argv[1], argv[2], argv[3]);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int live_setup(int *tx_ifindex, int *rx_ifindex)
+{
+	char *add[] = { "ip", "link", "add", LIVE_TX, "mtu", LIVE_MTU, "type", "veth",
+			"peer", "name", LIVE_RX, "mtu", LIVE_MTU, NULL };
+	char *up_tx[] = { "ip", "link", "set", LIVE_TX, "up", NULL };
+	char *up_rx[] = { "ip", "link", "set", LIVE_RX, "up", NULL };
+	int err;
+
+	if (unshare(CLONE_NEWNET)) {
+		pr_warn("Couldn't make a network namespace: %s", strerror(errno));
+		return -errno;
+	}
+	err = run_ip(add);
+	if (!err)
+		err = run_ip(up_tx);
+	if (!err)
+		err = run_ip(up_rx);
+	if (err)
+		return err;
+	*tx_ifindex = if_nametoindex(LIVE_TX);
+	*rx_ifindex = if_nametoindex(LIVE_RX);
+	if (!*tx_ifindex || !*rx_ifindex) {
+		pr_warn("Couldn't find the veth pair: %s", strerror(errno));
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Frames the receiving program has seen so far: RoCEv2 frames for roceval, any for bench_rx. */
+static int live_seen(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool roceval, __u64 *n)
+{
+	struct roceval_counters c;
+	int err;
+
+	if (!roceval) {
+		*n = pass->bss->bench_rx_frames;
+		return 0;
+	}
+	err = counters_read(bpf_map__fd(skel->maps.counters), &c);
+	if (err)
+		pr_warn("Couldn't read the counters: %s", strerror(-err));
+	*n = c.total[TOTAL_ROCE];
+	return err;
+}
+
+/* Mpps of `count` copies of the frame sent into LIVE_TX and received by rx_fd on LIVE_RX. */
+static int live_run(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool roceval,
+		    int tx_ifindex, int rx_ifindex, const struct frame *f, __u32 count, double *mpps)
+{
+	int rx_fd = roceval ? bpf_program__fd(skel->progs.roceval_xdp) :
+			      bpf_program__fd(pass->progs.bench_rx);
+	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = tx_ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = count,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = LIVE_BATCH);
+	__u64 before, after;
+	double t0, t1;
+	int err;
+
+	err = bpf_xdp_attach(rx_ifindex, rx_fd, XDP_FLAGS_DRV_MODE, NULL);
+	if (err) {
+		pr_warn("Couldn't attach XDP to %s: %s", LIVE_RX, strerror(-err));
+		return err;
+	}
+	err = live_seen(skel, pass, roceval, &before);
+	t0 = mono_s();
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(pass->progs.bench_tx), &opts)) {
+		err = -errno;
+		pr_warn("Couldn't send live frames: %s", strerror(errno));
+	}
+	t1 = mono_s();
+	if (!err)
+		err = live_seen(skel, pass, roceval, &after);
+	bpf_xdp_detach(rx_ifindex, XDP_FLAGS_DRV_MODE, NULL);
+	if (err)
+		return err;
+	/*
+	 * What the receiver got, not what was sent: when it falls behind, veth
+	 * drops at its ring, and the rate is what the core could validate.
+	 */
+	if (after - before < count / 2) {
+		pr_warn("live run: %llu of %u frames received", (unsigned long long)(after - before),
+			count);
+		return -EPROTO;
+	}
+	*mpps = (after - before) / (t1 - t0) / 1e6;
+	return 0;
+}
+
+static int bench_live(bool json, unsigned int count, unsigned int rounds)
+{
+	static const struct {
+		const char *name;
+		unsigned int payload;
+		unsigned int divide; /* fewer of the big frames */
+	} kinds[] = { { "ack", 0, 1 }, { "send", LIVE_PAYLOAD, 4 } };
+	struct roceval_settings cfg;
+	struct bench_pass_bpf *pass = NULL;
+	struct roceval_bpf *skel = NULL;
+	struct frame *f = malloc(sizeof(*f));
+	double *mpps = calloc(2 * rounds, sizeof(*mpps));
+	int tx_ifindex = 0, rx_ifindex = 0, err = -ENOMEM;
+
+	if (!f || !mpps) {
+		pr_warn("Couldn't allocate the frames: %s", strerror(errno));
+		goto out;
+	}
+	pin_cpu();
+	err = live_setup(&tx_ifindex, &rx_ifindex);
+	if (err)
+		goto out;
+	err = -EINVAL;
+	skel = roceval_load(LOAD_LIVE, true);
+	if (!skel)
+		goto out;
+	pass = bench_pass_bpf__open_and_load();
+	if (!pass) {
+		pr_warn("Couldn't load the baseline XDP programs: %s", strerror(errno));
+		goto out;
+	}
+	settings_defaults(&cfg);
+	err = roceval_settings_write(bpf_map__fd(skel->maps.settings), &cfg);
+	if (err) {
+		pr_warn("Couldn't write the settings map: %s", strerror(-err));
+		goto out;
+	}
+	if (!json)
+		printf("Live veth, one core, median of %u rounds; Mpps per core:\n\n%5s %6s %6s %8s %8s %7s\n",
+		       rounds, "frame", "family", "bytes", "pass", "roceval", "ratio");
+	for (unsigned int k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !err; k++) {
+		__u32 n = count / kinds[k].divide;
+		double pass_m, roceval_m;
+
+		frame_build(f, kinds[k].payload, false, 1);
+		for (unsigned int r = 0; r < rounds && !err; r++) {
+			err = live_run(skel, pass, false, tx_ifindex, rx_ifindex, f, n, &mpps[r]);
+			if (!err)
+				err = live_run(skel, pass, true, tx_ifindex, rx_ifindex, f, n,
+					       &mpps[rounds + r]);
+		}
+		if (err)
+			break;
+		pass_m = median(mpps, rounds);
+		roceval_m = median(mpps + rounds, rounds);
+		if (json)
+			printf("{\"live\": \"%s\", \"family\": \"ipv4\", \"frame_bytes\": %zu, "
+			       "\"pass_mpps\": %.4f, \"roceval_mpps\": %.4f, \"roceval_vs_pass\": %.3f}\n",
+			       kinds[k].name, f->len, pass_m, roceval_m, roceval_m / pass_m);
+		else
+			printf("%5s %6s %6zu %8.3f %8.3f %7.3f\n", kinds[k].name, "ipv4", f->len, pass_m,
+			       roceval_m, roceval_m / pass_m);
+	}
+out:
+	bench_pass_bpf__destroy(pass);
+	roceval_bpf__destroy(skel);
+	free(mpps);
+	free(f);
+	return err;
 }
 
 static int do_bench(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "live", no_argument, NULL, 'l' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "rounds", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum { NFRAMES = 2 * sizeof(payloads) / sizeof(payloads[0]) };
-	unsigned int repeat = 20000, rounds = 9;
+	unsigned int repeat = 0, rounds = 9;
 	struct bench_pass_bpf *pass = NULL;
 	struct roceval_bpf *skel = NULL;
+	double flows_ns[NSWEEP][2];
 	struct frame *frames;
-	bool json = false;
+	bool json = false, live = false;
 	int opt, err;
 
 	optind = 1;
 	opterr = 0; /* getopt's own message would be a second line */
-	while ((opt = getopt_long(argc, argv, ":jr:n:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":jlr:n:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
+			break;
+		case 'l':
+			live = true;
 			break;
 		case 'r':
 			if (!parse_u32(optarg, 10000000, &repeat) || !repeat)
@@ -363,6 +874,10 @@ static int do_bench(int argc, char **argv)
 		return command_usage_error(&cmd_bench, "unexpected argument '%s'", argv[optind]);
 	if (require_caps(false))
 		return 1;
+	if (live)
+		return bench_live(json, repeat ? repeat : 1000000, rounds) ? 1 : 0;
+	if (!repeat)
+		repeat = 20000;
 
 	frames = calloc(NFRAMES, sizeof(*frames));
 	if (!frames) {
@@ -373,7 +888,8 @@ static int do_bench(int argc, char **argv)
 		frame_build(&frames[i], payloads[i / 2], i % 2, i + 1);
 
 	err = -1;
-	skel = roceval_load(LOAD_LIVE, true);
+	pin_cpu();
+	skel = roceval_load(LOAD_LIVE | LOAD_REPLAY, true);
 	if (!skel)
 		goto out;
 	pass = bench_pass_bpf__open_and_load();
@@ -383,13 +899,14 @@ static int do_bench(int argc, char **argv)
 	}
 	err = check_frames(skel, frames, NFRAMES);
 	if (!err)
-		err = measure(skel, bpf_program__fd(pass->progs.bench_pass), frames, NFRAMES, repeat,
-			      rounds);
+		err = measure(skel, pass, frames, NFRAMES, repeat, rounds);
+	if (!err)
+		err = measure_flows(pass, &frames[SWEEP_FRAME], repeat, rounds, flows_ns);
 	if (!err) {
 		if (json)
-			print_json(frames, NFRAMES);
+			print_json(frames, NFRAMES, flows_ns);
 		else
-			print_table(frames, NFRAMES, repeat, rounds);
+			print_table(frames, NFRAMES, flows_ns, repeat, rounds);
 	}
 out:
 	bench_pass_bpf__destroy(pass);
@@ -400,7 +917,7 @@ out:
 
 const struct command cmd_bench = {
 	.name = "bench",
-	.args = "[--json] [--repeat N] [--rounds N]",
+	.args = "[--live] [--json] [--repeat N] [--rounds N]",
 	.summary = "measure what validation costs per frame, against XDP_PASS and zlib",
 	.help = "Builds valid RoCEv2 frames, an RC ACK (payload 0) and RC SEND_ONLY with 256, 1024\n"
 		"and 4096 bytes of payload (a multi-buffer frame), over IPv4 and IPv6, and times\n"
@@ -409,19 +926,45 @@ const struct command cmd_bench = {
 		"  headers   roceval with the ICRC check sampled out (icrc_sample=1000000000)\n"
 		"  full      roceval checking everything, the default configuration\n"
 		"  zlib      zlib's crc32() in userspace over the bytes the ICRC covers\n\n"
+		"on two paths.  One frame repeated: after its first run each repeat is a duplicate\n"
+		"PSN of its flow.  Steady: an established flow's next PSN each time, as replay\n"
+		"batches of frames with consecutive PSNs, timed per batch and divided by its\n"
+		"frames; the baseline there walks the same batches calling a function that does\n"
+		"nothing.  The steady path also gives the cost of icrc_sample=1, 2, 8 and 64, and\n"
+		"the header path of 256-byte IPv4 frames spread over 1, 1024 and 65536 live flows\n"
+		"(each count in a program of its own with the default flow table).\n\n"
 		"Each figure is the median over the rounds of the kernel's average time per run.\n"
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
-		"and no rule broken.  The machine's load shows in the figures: compare ratios.\n\n"
+		"and no rule broken; after it, every steady flow must have counted each of its\n"
+		"frames and no violation.  The machine's load shows in the figures: compare ratios.\n\n"
 		"Options:\n"
 		"  -j, --json        one JSON object per line, per payload and family: payload,\n"
 		"                    family, baseline_ns, headers_ns, full_ns, zlib_ns,\n"
-		"                    icrc_vs_zlib ((full_ns - headers_ns) / zlib_ns) and\n"
-		"                    headers_over_baseline_ns (headers_ns - baseline_ns)\n"
-		"  -r, --repeat N    runs per frame and round (default 20000)\n"
+		"                    icrc_vs_zlib ((full_ns - headers_ns) / zlib_ns),\n"
+		"                    headers_over_baseline_ns (headers_ns - baseline_ns), the same\n"
+		"                    for the steady path as steady_baseline_ns, steady_headers_ns,\n"
+		"                    steady_full_ns, steady_icrc_vs_zlib and\n"
+		"                    steady_headers_over_baseline_ns, and icrc_sample_ns (steady\n"
+		"                    full path by icrc_sample); then one per flow count: flows,\n"
+		"                    payload, family, steady_baseline_ns, steady_headers_ns and\n"
+		"                    steady_headers_over_baseline_ns\n"
+		"  -l, --live        instead, Mpps per core through a real veth pair: in a network\n"
+		"                    namespace of its own (gone when the bench ends), frames sent\n"
+		"                    in XDP live-frames mode into one end, received in native XDP\n"
+		"                    at the other by roceval or by a do-nothing program, alternately;\n"
+		"                    an RC ACK and a 3072-byte SEND_ONLY over IPv4 (live-frames mode\n"
+		"                    takes no multi-buffer frames), each the same frame repeated.\n"
+		"                    veth runs the receiver on the sending CPU, so the figure is\n"
+		"                    one core sending and receiving; received frames go up the\n"
+		"                    stack, as on a mirror port.  JSON: live, family, frame_bytes,\n"
+		"                    pass_mpps, roceval_mpps, roceval_vs_pass\n"
+		"  -r, --repeat N    runs (frames) per figure and round (default 20000; with\n"
+		"                    --live 1000000 ACKs, a quarter as many SENDs)\n"
 		"  -n, --rounds N    rounds; the median is reported (default 9)\n\n"
-		"The table adds Mpps/core and Gb/s/core of the full program (1000 / full_ns, and\n"
-		"frame bits / full_ns).  Needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON.  Exit status:\n"
-		"0, 1 when BPF failed, 2 for a bad option.\n\n"
+		"The first table adds Mpps/core and Gb/s/core of the full program (1000 / full_ns,\n"
+		"and frame bits / full_ns).  Needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON.  Exit\n"
+		"status: 0, 1 when BPF failed or a frame did not take the path it was meant to, 2\n"
+		"for a bad option.\n\n"
 		"Example:\n"
 		"  roceval bench --repeat 5000 --rounds 3\n",
 	.run = do_bench,

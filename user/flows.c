@@ -8,10 +8,6 @@
 #include "common.h"
 #include "flows.h"
 
-#ifndef BPF_F_LOCK
-#define BPF_F_LOCK 4
-#endif
-
 static int by_violations_then_packets(const void *a, const void *b)
 {
 	const struct flow_entry *x = a, *y = b;
@@ -42,8 +38,7 @@ int flows_collect(int flows_fd, struct flow_entry **out)
 			}
 			v = grown;
 		}
-		/* BPF_F_LOCK copies the value under its spin lock: no torn counters. */
-		if (!bpf_map_lookup_elem_flags(flows_fd, &next, &v[n].val, BPF_F_LOCK)) {
+		if (!bpf_map_lookup_elem(flows_fd, &next, &v[n].val)) {
 			v[n].key = next;
 			n++;
 		}
