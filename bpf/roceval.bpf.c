@@ -149,6 +149,7 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 
 #include "flow.bpf.h"
 #include "trace.bpf.h"
+#include "cm.bpf.h"
 
 /* What the L2-L4 parse learned about a RoCEv2 frame. */
 struct l4info {
@@ -492,7 +493,9 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		fi->has_aeth = op->aeth_off != ROCE_NO_HDR;
 		fi->aeth = fi->has_aeth ? rd32(buf + ((xth + op->aeth_off) & 255)) : 0;
 		fi->headers_ok = 1;
-		if (payload_size_bad(op, payload, cfg->pmtu, reth))
+		/* RDMA CM (cm.bpf.h): decodes QP1 MADs; a learned connection's PMTU overrides the setting. */
+		if (payload_size_bad(op, payload,
+				     roceval_cm_frame(ctx, base + li.l4, payload, rd16(buf + bth + 2)), reth))
 			VIOLATE(PAYLOAD_LENGTH);
 		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
 			VIOLATE(SE);

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 
 #include "common.h"
+#include "cm.h"
 #include "flows.h"
 
 #ifndef BPF_F_LOCK
@@ -92,7 +93,14 @@ void flow_print_json(FILE *f, const struct flow_entry *e)
 		fprintf(f, "%s\"%s\": %u", first ? "" : ", ", rule_ids[i], e->val.rule[i]);
 		first = false;
 	}
-	fputs("}}", f);
+	fputc('}', f);
+	if (e->has_cm) {
+		char svc[64];
+
+		fprintf(f, ", \"service\": \"%s\", \"peer_qpn\": %u",
+			cm_service_name(e->cm.service_id, svc, sizeof(svc)), e->cm.peer_qpn);
+	}
+	fputc('}', f);
 }
 
 void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top)

@@ -4,12 +4,15 @@
 
 #include <stdio.h>
 #include "roceval.h"
+#include "roceval_cm.h"
 
 #define ROCEVAL_MAX_FLOW_ENTRIES (1u << 22)
 
 struct flow_entry {
 	struct roceval_flow_key key;
 	struct roceval_flow val;
+	struct roceval_cm_end cm; /* the connection end this flow goes to, if CM announced it */
+	bool has_cm;
 };
 
 /*
@@ -17,7 +20,10 @@ struct flow_entry {
  * first).  Returns the number of flows (*out to be freed) or -errno.
  */
 int flows_collect(int flows_fd, struct flow_entry **out);
-/* "src", "dst", "dqpn", "packets", "bytes", "violations", "rules": {non-zero ids} */
+/*
+ * "src", "dst", "dqpn", "packets", "bytes", "violations", "rules": {non-zero ids},
+ * and for a CM-learned flow "service" and "peer_qpn"
+ */
 void flow_print_json(FILE *f, const struct flow_entry *e);
 /* `"flows": [...]` with at most `top` flows. */
 void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top);

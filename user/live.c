@@ -457,6 +457,7 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		bpf_map__set_max_entries(skel->maps.flows, live_flow_entries);
 		bpf_map__set_max_entries(skel->maps.flow_ring, live_flow_entries);
 		skel->rodata->flow_capacity = live_flow_entries;
+		roceval_size_cm_maps(skel, live_flow_entries);
 		err = attach_multiprog(skel, ifname, ifindex, mode, &xprog);
 		if (err)
 			goto out;
