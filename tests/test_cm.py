@@ -2,6 +2,7 @@
 """RDMA CM: connections learned from their handshake, and their first packets judged by it."""
 import json
 import subprocess
+import time
 
 import pytest
 
@@ -300,3 +301,97 @@ def test_real_captures_without_cm(name):
     r = replay_json(pcap)
     assert nonzero_rules(r) == {}
     assert r["connections"] == []
+
+
+# --- the generator ----------------------------------------------------------
+
+def gen_replay(tmp_path, *args):
+    path = tmp_path / "gen.pcap"
+    s = json.loads(run("gen", "-w", path, "--cm", "--json", "--quiet", *args, check=True).stdout)
+    return s, replay_json(path)
+
+
+def assert_as_predicted(s, r):
+    exp = s["expected"]
+    for k in ("frames", "roce", "icrc_ok", "icrc_bad"):
+        assert r[k] == exp[k], k
+    assert {k: v for k, v in exp["rules"].items() if v} == \
+        {k: v for k, v in nonzero_rules(r).items() if k in exp["rules"]}
+    # a dropped FIRST or LAST breaks its message: the summary leaves opcode_sequence out
+    assert set(nonzero_rules(r)) - exp["rules"].keys() <= \
+        ({"opcode_sequence"} if s["dropped_first_or_last"] else set())
+
+
+@pytest.mark.parametrize("args", [("--seed", "3"), ("--seed", "4", "-6", "--qps", "6"),
+                                  ("--seed", "5", "-f", "mixed", "--pmtu", "256")])
+def test_gen_handshakes(tmp_path, args):
+    s, r = gen_replay(tmp_path, *args)
+    rc = len(r["connections"])
+    assert rc >= 1 and all(c["state"] == "closed" for c in r["connections"])
+    # per RC connection REQ REP RTU DREQ DREP, and the first one's rejected REQ and its REJ
+    assert s["expected"]["rules"]["cm"] == nonzero_rules(r)["cm"] == 5 * rc + 2
+    assert nonzero_rules(r)["cm_established"] == rc
+    assert r["cm_rej_reasons"] == {"consumer": 1}
+    assert not error_rules(r)
+    assert_as_predicted(s, r)
+    cm_flows = [f for f in r["flows"] if "service" in f]
+    assert len(cm_flows) == 2 * rc and {f["service"] for f in cm_flows} == {"tcp/4420 (NVMe-oF)"}
+
+
+def test_gen_wrong_start_psn(tmp_path):
+    s, r = gen_replay(tmp_path, "--seed", "7", "--qps", "9", "--wrong-start-psn", "0.5")
+    assert s["injected"]["wrong_start_psn"] > 0
+    assert nonzero_rules(r)["cm_start_psn"] == s["injected"]["wrong_start_psn"]
+    assert_as_predicted(s, r)
+
+
+def test_gen_mismatched_pmtu(tmp_path):
+    s, r = gen_replay(tmp_path, "--seed", "11", "--mismatched-pmtu", "1")
+    assert s["injected"]["mismatched_pmtu"] == len(r["connections"]) == 2
+    assert {c["pmtu"] for c in r["connections"]} == {512}
+    assert nonzero_rules(r)["payload_length"] == s["expected"]["rules"]["payload_length"] > 0
+    assert_as_predicted(s, r)
+
+
+def test_gen_cm_with_every_fault(tmp_path):
+    s, r = gen_replay(tmp_path, "--seed", "15", "-f", "mixed", "--qps", "12", "--count", "6000",
+                      "--pmtu", "512", "--drop", "1%", "--flip-invariant", "5%",
+                      "--corrupt-icrc", "1%", "--bad-opcode", "1%", "--wrong-start-psn", "20%",
+                      "--mismatched-pmtu", "20%")
+    assert all(s["injected"][k] for k in ("drop", "flip_invariant", "wrong_start_psn"))
+    assert_as_predicted(s, r)
+
+
+def test_gen_cm_faults_need_cm(tmp_path):
+    res = run("gen", "-w", tmp_path / "x.pcap", "--wrong-start-psn", "1%")
+    assert res.returncode == 2 and "--cm" in res.stderr
+
+
+def live_counters(netns, expected_roce):
+    deadline = time.monotonic() + 10
+    while True:
+        st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+        if st["roce"] >= expected_roce or time.monotonic() > deadline:
+            return st
+        time.sleep(0.2)
+
+
+def test_live_gen_handshakes_count_as_in_replay(netns, tmp_path):
+    args = ("--count", "1500", "--seed", "21", "-f", "mixed", "--qps", "6", "--cm",
+            "--wrong-start-psn", "30%", "--mismatched-pmtu", "30%", "--drop", "1%", "--json",
+            "--quiet", "--mac",
+            f"{netns.mac(netns.tx, netns.if_tx)},{netns.mac(netns.rx, netns.if_rx)}")
+    s_file = json.loads(run("gen", "-w", tmp_path / "g.pcap", *args, check=True).stdout)
+    replayed = replay_json(tmp_path / "g.pcap")
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    try:
+        s = json.loads(run("gen", "-i", netns.if_tx, "--rate", "20000", *args, netns=netns.tx,
+                           check=True).stdout)
+        assert s["expected"] == s_file["expected"]
+        st = live_counters(netns, s["expected"]["roce"])
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    assert st["roce"] == replayed["roce"]
+    live = {k: v for k, v in st["rules"].items() if v}
+    assert live == nonzero_rules(replayed)
+    assert live["cm"] == s["expected"]["rules"]["cm"] and live["cm_established"] >= 1
