@@ -8,7 +8,7 @@ import pytest
 
 import cm_mad
 import roce
-from conftest import CAPTURES, nonzero_rules, replay_json, run
+from conftest import CAPTURES, ROCEVAL, nonzero_rules, replay_json, run
 
 REALCAPS = CAPTURES / "realcaps"
 CM_CAPTURES = ["cx-ibdump-rdmacm-send.pcap", "cx-ibdump-rdmacm-write.pcap",
@@ -395,3 +395,33 @@ def test_live_gen_handshakes_count_as_in_replay(netns, tmp_path):
     live = {k: v for k, v in st["rules"].items() if v}
     assert live == nonzero_rules(replayed)
     assert live["cm"] == s["expected"]["rules"]["cm"] and live["cm_established"] >= 1
+
+
+def test_live_trace_names_the_connection(netns, tmp_path):
+    args = ("--count", "300", "--seed", "22", "--qps", "3", "--traffic", "send", "--cm",
+            "--wrong-start-psn", "100%", "--json", "--quiet", "--mac",
+            f"{netns.mac(netns.tx, netns.if_tx)},{netns.mac(netns.rx, netns.if_rx)}")
+    replayed = json.loads(run("gen", "-w", tmp_path / "g.pcap", *args, check=True).stdout)
+    conns = replay_json(tmp_path / "g.pcap")["connections"]
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    try:
+        trace = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace",
+                                  netns.if_rx, "--rule", "cm_start_psn", "--json"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert "tracing" in trace.stderr.readline()
+        s = json.loads(run("gen", "-i", netns.if_tx, *args, netns=netns.tx, check=True).stdout)
+        live_counters(netns, s["expected"]["roce"])
+        trace.terminate()
+        out, _ = trace.communicate(timeout=10)
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    n = replayed["injected"]["wrong_start_psn"]
+    assert n == s["injected"]["wrong_start_psn"] > 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == n
+    # each sample names its connection: the application and the QP that sent it
+    peers = {(c["responder"]["qpn"], c["initiator"]["qpn"]) for c in conns} | \
+        {(c["initiator"]["qpn"], c["responder"]["qpn"]) for c in conns}
+    for ev in lines:
+        assert ev["rules"] == ["cm_start_psn"] and ev["service"] == "tcp/4420 (NVMe-oF)"
+        assert (ev["dqpn"], ev["peer_qpn"]) in peers

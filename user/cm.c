@@ -9,6 +9,7 @@
 #include "cm.h"
 #include "common.h"
 #include "flows.h"
+#include "live.h"
 
 /* Applications known by their RDMA CM port.  X(port space, port, name) */
 #define CM_APPS(X)                  \
@@ -44,20 +45,35 @@ const char *cm_service_name(__u64 sid, char *buf, size_t len)
 	return buf;
 }
 
+bool cm_end_lookup(int ends_fd, const __u8 *saddr, const __u8 *daddr, bool ipv6, __u32 dqpn,
+		   struct roceval_cm_end *out)
+{
+	struct roceval_cm_end_key k = { 0 };
+
+	if (ends_fd < 0)
+		return false;
+	memcpy(k.addr, daddr, 16);
+	k.qpn = dqpn;
+	k.ipv6 = ipv6;
+	return !bpf_map_lookup_elem(ends_fd, &k, out) && !memcmp(out->peer, saddr, 16);
+}
+
+int cm_ends_open(const char *ifname)
+{
+	char path[256];
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s/cm_ends", ROCEVAL_PIN_ROOT, ifname) >= (int)sizeof(path))
+		return -1;
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -1 : fd;
+}
+
 void cm_annotate(int ends_fd, struct flow_entry *e, int n)
 {
-	if (ends_fd < 0)
-		return;
-	for (int i = 0; i < n; i++) {
-		struct roceval_cm_end_key k = { 0 };
-
-		memcpy(k.addr, e[i].key.daddr, 16);
-		k.qpn = e[i].key.dqpn;
-		k.ipv6 = e[i].key.ipv6;
-		/* The end (destination, DestQP) is this flow's only if its peer is the flow's source. */
-		e[i].has_cm = !bpf_map_lookup_elem(ends_fd, &k, &e[i].cm) &&
-			      !memcmp(e[i].cm.peer, e[i].key.saddr, 16);
-	}
+	for (int i = 0; i < n; i++)
+		e[i].has_cm = cm_end_lookup(ends_fd, e[i].key.saddr, e[i].key.daddr, e[i].key.ipv6,
+					    e[i].key.dqpn, &e[i].cm);
 }
 
 static const char *rej_reason_id(unsigned int code)
