@@ -370,7 +370,8 @@ def test_gen_cm_faults_need_cm(tmp_path):
 def live_counters(netns, expected_roce):
     deadline = time.monotonic() + 10
     while True:
-        st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+        st = json.loads(run("stats", netns.if_rx, "--json", "--top", "100", netns=netns.rx,
+                            check=True).stdout)
         if st["roce"] >= expected_roce or time.monotonic() > deadline:
             return st
         time.sleep(0.2)
@@ -382,7 +383,7 @@ def test_live_gen_handshakes_count_as_in_replay(netns, tmp_path):
             "--quiet", "--mac",
             f"{netns.mac(netns.tx, netns.if_tx)},{netns.mac(netns.rx, netns.if_rx)}")
     s_file = json.loads(run("gen", "-w", tmp_path / "g.pcap", *args, check=True).stdout)
-    replayed = replay_json(tmp_path / "g.pcap")
+    replayed = replay_json(tmp_path / "g.pcap", "--top", "100")
     run("attach", netns.if_rx, netns=netns.rx, check=True)
     try:
         s = json.loads(run("gen", "-i", netns.if_tx, "--rate", "20000", *args, netns=netns.tx,
@@ -395,6 +396,12 @@ def test_live_gen_handshakes_count_as_in_replay(netns, tmp_path):
     live = {k: v for k, v in st["rules"].items() if v}
     assert live == nonzero_rules(replayed)
     assert live["cm"] == s["expected"]["rules"]["cm"] and live["cm_established"] >= 1
+    # stats names the CM-learned flows as replay does
+    named = {(f["src"], f["dst"], f["dqpn"]): (f["service"], f["peer_qpn"])
+             for f in st["flows"] if "service" in f}
+    assert named == {(f["src"], f["dst"], f["dqpn"]): (f["service"], f["peer_qpn"])
+                     for f in replayed["flows"] if "service" in f}
+    assert len(named) == 2 * live["cm_established"]
 
 
 def test_live_trace_names_the_connection(netns, tmp_path):

@@ -77,6 +77,19 @@ const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len)
 	return buf;
 }
 
+const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len)
+{
+	char svc[64];
+	size_t n;
+
+	flow_name(&e->key, buf, len);
+	n = strlen(buf);
+	if (e->has_cm && n < len)
+		snprintf(buf + n, len - n, " [%s peer qp 0x%x]", cm_service_name(e->cm.service_id, svc, sizeof(svc)),
+			 e->cm.peer_qpn);
+	return buf;
+}
+
 void flow_print_json(FILE *f, const struct flow_entry *e)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
@@ -124,7 +137,7 @@ void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top)
 	for (int i = 0; i < n && i < top; i++) {
 		bool first = true;
 
-		fprintf(f, "  %-52s %10llu %12llu %10llu  ", flow_name(&e[i].key, name, sizeof(name)),
+		fprintf(f, "  %-52s %10llu %12llu %10llu  ", flow_entry_name(&e[i], name, sizeof(name)),
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
 			(unsigned long long)e[i].val.violations);
 		for (int r = 0; r < RULE__COUNT; r++) {

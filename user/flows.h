@@ -30,6 +30,8 @@ void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top)
 void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top);
 /* "192.0.2.1 > 192.0.2.2 qp 0x45" */
 const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len);
+/* flow_name(), then for a CM-learned flow " [tcp/4420 (NVMe-oF) peer qp 0x8d]" */
+const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len);
 /* Flow table entries for the next roceval_load() (default ROCEVAL_DEFAULT_FLOWS). */
 void roceval_set_flow_entries(__u32 entries);
 /* Parses a --flows value: 1 .. ROCEVAL_MAX_FLOW_ENTRIES. */

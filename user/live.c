@@ -537,7 +537,7 @@ int live_open(const char *ifname, struct live_iface *out)
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	out->counters_fd = out->settings_fd = out->flows_fd = out->trace_rb_fd = -1;
+	out->counters_fd = out->settings_fd = out->flows_fd = out->trace_rb_fd = out->cm_ends_fd = -1;
 	if (pin_path(dir, sizeof(dir), ifname, NULL) || strlen(ifname) >= IF_NAMESIZE)
 		return -ENAMETOOLONG;
 	if (stat(dir, &st))
@@ -577,6 +577,9 @@ int live_open(const char *ifname, struct live_iface *out)
 	out->trace_rb_fd = pin_get(ifname, "trace_rb");
 	if (out->trace_rb_fd < 0)
 		out->trace_rb_fd = -1;
+	out->cm_ends_fd = pin_get(ifname, "cm_ends");
+	if (out->cm_ends_fd < 0)
+		out->cm_ends_fd = -1;
 	return 0;
 fail:
 	if (fd >= 0)
@@ -664,7 +667,7 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 
 void live_close(struct live_iface *li)
 {
-	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rb_fd };
+	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rb_fd, &li->cm_ends_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)
