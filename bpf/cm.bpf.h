@@ -30,8 +30,14 @@ __u64 conn_ring_head;
 /* No connection learned yet: data frames skip the lookup, so traffic without CM pays nothing. */
 __u32 cm_active;
 
+/*
+ * Not preallocated, unlike the flow table: connections are created only by
+ * CM messages, never on the data path, so allocating then is cheap, and the
+ * memory follows the connections seen rather than the bound.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
 	__type(key, struct roceval_cm_key);
 	__type(value, struct roceval_conn);
@@ -39,6 +45,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 2 * ROCEVAL_DEFAULT_FLOWS);
 	__type(key, struct roceval_cm_end_key);
 	__type(value, struct roceval_cm_end);
