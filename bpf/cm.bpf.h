@@ -396,34 +396,40 @@ static __always_inline void cm_mad(struct xdp_md *ctx, __u32 off, __u32 payload,
 /*
  * RDMA CM at the validator's hook: decodes CM MADs, and judges an RC
  * packet of a learned connection.  Returns the PMTU to judge the packet's
- * payload against: the connection's negotiated one, else the setting.
- * A global function, so the verifier checks it once and the caller's
- * state does not multiply with the CM's branches.
+ * payload against: the connection's negotiated one, else `pmtu` (the
+ * setting).  A global function, so the verifier checks it once and the
+ * caller's state does not multiply with the CM's branches.
  */
-__noinline int roceval_cm_frame(struct xdp_md *ctx, __u32 udp_off, __u32 payload, __u32 pkey)
+__noinline int roceval_cm_frame(struct xdp_md *ctx, __u32 udp_off, __u32 payload, __u32 pkey, __u32 pmtu)
 {
 	__u32 zero = 0;
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
+	struct roceval_counters *cnt;
 	const struct roce_op *op;
 	struct roceval_cm_end *e;
+	struct cm_scratch *c;
 	struct frame_info *fi;
+	bool mad;
 
-	if (!ctx || !cnt || !cfg || !s || !c)
-		return 0;
+	if (!ctx || !s)
+		return pmtu;
 	fi = &s->fi;
-	if (fi->opcode == ROCE_OPCODE_UD_SEND_ONLY && fi->dqpn == ROCE_GSI_QPN) {
+	mad = fi->opcode == ROCE_OPCODE_UD_SEND_ONLY && fi->dqpn == ROCE_GSI_QPN;
+	/* the common case, traffic of no learned connection, leaves here */
+	if (!mad && ((fi->opcode >> 5) != ROCE_TR_RC || !cm_active))
+		return pmtu;
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	c = bpf_map_lookup_elem(&cm_scratch, &zero);
+	if (!cnt || !c)
+		return pmtu;
+	if (mad) {
 		cm_mad(ctx, udp_off + UDP_HLEN + ROCE_BTH_LEN + ROCE_DETH_LEN, payload, c, s, cnt);
-		return cfg->pmtu;
+		return pmtu;
 	}
-	if ((fi->opcode >> 5) != ROCE_TR_RC || !cm_active)
-		return cfg->pmtu;
 	cm_end_key_set(&c->end_key, fi->daddr, fi->dqpn, fi->ipv6);
 	e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
 	if (!e || e->state == CM_STATE_CLOSED || !addr_eq(e->peer, fi->saddr))
-		return cfg->pmtu;
+		return pmtu;
 
 	op = &roce_ops[fi->opcode & 0x1F];
 	if ((pkey ^ e->pkey) & 0x7FFF)
@@ -438,7 +444,7 @@ __noinline int roceval_cm_frame(struct xdp_md *ctx, __u32 udp_off, __u32 payload
 				VIOLATE(CM_START_PSN);
 		}
 	}
-	return e->pmtu ? e->pmtu : cfg->pmtu;
+	return e->pmtu ? e->pmtu : pmtu;
 }
 
 #endif /* ROCEVAL_CM_BPF_H */
