@@ -393,6 +393,11 @@ static __always_inline void cm_mad(struct xdp_md *ctx, __u32 off, __u32 payload,
 	}
 }
 
+static __always_inline bool cm_is_mad(const struct frame_info *fi)
+{
+	return fi->opcode == ROCE_OPCODE_UD_SEND_ONLY && fi->dqpn == ROCE_GSI_QPN;
+}
+
 /*
  * RDMA CM at the validator's hook: decodes CM MADs, and judges an RC
  * packet of a learned connection.  Returns the PMTU to judge the packet's
@@ -414,10 +419,7 @@ __noinline int roceval_cm_frame(struct xdp_md *ctx, __u32 udp_off, __u32 payload
 	if (!ctx || !s)
 		return pmtu;
 	fi = &s->fi;
-	mad = fi->opcode == ROCE_OPCODE_UD_SEND_ONLY && fi->dqpn == ROCE_GSI_QPN;
-	/* the common case, traffic of no learned connection, leaves here */
-	if (!mad && ((fi->opcode >> 5) != ROCE_TR_RC || !cm_active))
-		return pmtu;
+	mad = cm_is_mad(fi);
 	cnt = bpf_map_lookup_elem(&counters, &zero);
 	c = bpf_map_lookup_elem(&cm_scratch, &zero);
 	if (!cnt || !c)
@@ -445,6 +447,18 @@ __noinline int roceval_cm_frame(struct xdp_md *ctx, __u32 udp_off, __u32 payload
 		}
 	}
 	return e->pmtu ? e->pmtu : pmtu;
+}
+
+/*
+ * The hook roceval_frame() calls.  Traffic of no learned connection, the
+ * common case, costs these two tests and no call.
+ */
+static __always_inline __u32 cm_frame_pmtu(struct xdp_md *ctx, const struct frame_info *fi, __u32 udp_off,
+					   __u32 payload, __u32 pkey, __u32 pmtu)
+{
+	if (!cm_is_mad(fi) && ((fi->opcode >> 5) != ROCE_TR_RC || !cm_active))
+		return pmtu;
+	return roceval_cm_frame(ctx, udp_off, payload, pkey, pmtu);
 }
 
 #endif /* ROCEVAL_CM_BPF_H */

@@ -495,7 +495,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		fi->headers_ok = 1;
 		/* RDMA CM (cm.bpf.h): decodes QP1 MADs; a learned connection's PMTU overrides the setting. */
 		if (payload_size_bad(op, payload,
-				     roceval_cm_frame(ctx, base + li.l4, payload, rd16(buf + bth + 2), cfg->pmtu),
+				     cm_frame_pmtu(ctx, fi, base + li.l4, payload, rd16(buf + bth + 2), cfg->pmtu),
 				     reth))
 			VIOLATE(PAYLOAD_LENGTH);
 		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
