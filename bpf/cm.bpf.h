@@ -6,17 +6,21 @@
  *
  * A REQ creates a connection keyed by (initiator address, Local
  * Communication ID); the REP completes it; RTU establishes it; DREQ starts
- * its end, DREP closes it and REJ removes it.  Each side's (address, QPN) is also an
- * entry of cm_ends so that a data packet, which names only its receiver's
- * QPN, finds its connection with one lookup.  Which PSN is which
- * (observed on ConnectX captures): each side announces the PSN its own QP
- * receives first, so requests to the REQ's QPN start at the REQ's
+ * its end, DREP closes it and REJ removes it.  Each side's (address, QPN)
+ * is also an entry of cm_ends so that a data packet, which names only its
+ * receiver's QPN, finds its connection with one lookup.  Which PSN is
+ * which (observed on ConnectX captures): each side announces the PSN its
+ * own QP receives first, so requests to the REQ's QPN start at the REQ's
  * Starting PSN, requests to the REP's QPN at the REP's.
  *
  * The table is bounded like the flow table, with the same creation-order
- * eviction ring, so conn_evicted says exactly how many connections were
- * forgotten.  A forgotten connection's traffic is judged as if no CM had
- * been seen: missed detections, never false alarms.
+ * eviction ring, so conn_evicted says exactly how many open connections
+ * were forgotten (closed ones are kept only to name their flows).  A
+ * forgotten connection's traffic is judged as if no CM had been seen:
+ * missed detections, never false alarms.
+ *
+ * No lock: the CM messages of one connection are milliseconds apart, and
+ * the data path writes one field of an end (req_seen), once.
  */
 #ifndef ROCEVAL_CM_BPF_H
 #define ROCEVAL_CM_BPF_H
