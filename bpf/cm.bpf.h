@@ -139,14 +139,19 @@ static __always_inline struct roceval_conn *cm_find(struct cm_scratch *c, const 
 	return bpf_map_lookup_elem(&cm_conns, &c->key);
 }
 
-/* Marks a message seen on the connection; true (and counted) if it was seen before: a resend. */
+/*
+ * Marks a message seen on the connection; true if it was seen before.  A
+ * resend carries its transaction's TID again and is counted; the same
+ * message in another transaction (the two sides' DREQs crossing) is not.
+ */
 static __always_inline bool cm_repeat(struct roceval_scratch *s, struct roceval_counters *cnt,
-				      struct roceval_conn *conn, __u16 attr)
+				      struct roceval_conn *conn, __u16 attr, __u64 tid)
 {
 	__u16 bit = 1 << ((attr - CM_ATTR_REQ) & 15);
 
 	if (conn->seen & bit) {
-		VIOLATE(CM_RETRY);
+		if (tid == conn->tid[attr >= CM_ATTR_DREQ])
+			VIOLATE(CM_RETRY);
 		return true;
 	}
 	conn->seen |= bit;
@@ -256,7 +261,7 @@ static __always_inline struct roceval_conn *cm_create(struct cm_scratch *c, stru
 }
 
 static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch *s,
-				   struct roceval_counters *cnt, const __u8 *m, __u32 local)
+				   struct roceval_counters *cnt, const __u8 *m, __u32 local, __u64 tid)
 {
 	struct frame_info *fi = &s->fi;
 	struct roceval_conn *conn, *n = &c->conn_new;
@@ -264,7 +269,7 @@ static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch 
 	cm_key_set(&c->key, fi->saddr, local, fi->ipv6);
 	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
 	if (conn && conn->state != CM_STATE_CLOSED) {
-		cm_repeat(s, cnt, conn, CM_ATTR_REQ);
+		cm_repeat(s, cnt, conn, CM_ATTR_REQ, tid);
 		return;
 	}
 	__builtin_memset(n, 0, sizeof(*n));
@@ -274,6 +279,7 @@ static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch 
 	n->ini.start_psn = rd24(m + CM_REQ_START_PSN);
 	n->ini.comm_id = local;
 	n->service_id = rd64(m + CM_REQ_SERVICE_ID);
+	n->tid[0] = tid;
 	n->retry_count = m[CM_REQ_START_PSN + 3] & 7;
 	n->pkey = rd16(m + CM_REQ_PKEY);
 	n->pmtu = roceval_cm_pmtu(m[CM_REQ_MTU_RNR] >> 4);
@@ -290,7 +296,8 @@ static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch 
 }
 
 static __always_inline void cm_rep(struct cm_scratch *c, struct roceval_scratch *s,
-				   struct roceval_counters *cnt, const __u8 *m, __u32 local, __u32 remote)
+				   struct roceval_counters *cnt, const __u8 *m, __u32 local, __u32 remote,
+				   __u64 tid)
 {
 	struct frame_info *fi = &s->fi;
 	struct roceval_conn *conn;
@@ -302,7 +309,7 @@ static __always_inline void cm_rep(struct cm_scratch *c, struct roceval_scratch 
 		VIOLATE(CM_REP_UNKNOWN);
 		return;
 	}
-	if (cm_repeat(s, cnt, conn, CM_ATTR_REP))
+	if (cm_repeat(s, cnt, conn, CM_ATTR_REP, tid))
 		return;
 	__builtin_memcpy(conn->rsp.addr, fi->saddr, 16);
 	conn->rsp.qpn = rd24(m + CM_REP_LOCAL_QPN);
@@ -322,6 +329,7 @@ static __always_inline void cm_mad(struct xdp_md *ctx, __u32 off, __u32 payload,
 	const __u8 *m = c->mad + CM_MAD_HDR_LEN;
 	struct roceval_conn *conn;
 	__u32 local, remote;
+	__u64 tid;
 	__u16 attr;
 
 	if (payload < CM_MAD_LEN || bpf_xdp_load_bytes(ctx, off, c->mad, CM_MAD_READ))
@@ -331,15 +339,16 @@ static __always_inline void cm_mad(struct xdp_md *ctx, __u32 off, __u32 payload,
 		return;
 	VIOLATE(CM);
 	attr = rd16(c->mad + CM_MAD_ATTR);
+	tid = rd64(c->mad + CM_MAD_TID);
 	local = rd32(m + CM_LOCAL_COMM_ID);
 	remote = rd32(m + CM_REMOTE_COMM_ID);
 
 	switch (attr) {
 	case CM_ATTR_REQ:
-		cm_req(c, s, cnt, m, local);
+		cm_req(c, s, cnt, m, local, tid);
 		return;
 	case CM_ATTR_REP:
-		cm_rep(c, s, cnt, m, local, remote);
+		cm_rep(c, s, cnt, m, local, remote, tid);
 		return;
 	case CM_ATTR_RTU:
 		/* Sent by the initiator. */
@@ -349,7 +358,7 @@ static __always_inline void cm_mad(struct xdp_md *ctx, __u32 off, __u32 payload,
 			VIOLATE(CM_RTU_UNKNOWN);
 			return;
 		}
-		if (cm_repeat(s, cnt, conn, CM_ATTR_RTU))
+		if (cm_repeat(s, cnt, conn, CM_ATTR_RTU, tid))
 			return;
 		if (conn->state == CM_STATE_REP)
 			conn->state = CM_STATE_ESTABLISHED;
@@ -374,7 +383,7 @@ static __always_inline void cm_mad(struct xdp_md *ctx, __u32 off, __u32 payload,
 		VIOLATE(CM_MRA);
 		conn = cm_find(c, &s->fi, local, remote);
 		if (conn)
-			cm_repeat(s, cnt, conn, CM_ATTR_MRA);
+			cm_repeat(s, cnt, conn, CM_ATTR_MRA, tid);
 		return;
 	case CM_ATTR_DREQ:
 		conn = cm_find(c, &s->fi, local, remote);
@@ -382,14 +391,15 @@ static __always_inline void cm_mad(struct xdp_md *ctx, __u32 off, __u32 payload,
 			VIOLATE(CM_DREQ_UNKNOWN);
 			return;
 		}
-		if (cm_repeat(s, cnt, conn, CM_ATTR_DREQ))
+		if (cm_repeat(s, cnt, conn, CM_ATTR_DREQ, tid))
 			return;
+		conn->tid[1] = tid;
 		conn->state = CM_STATE_DISCONNECTING;
 		cm_ends_sync(c, conn);
 		return;
 	case CM_ATTR_DREP:
 		conn = cm_find(c, &s->fi, local, remote);
-		if (!conn || cm_repeat(s, cnt, conn, CM_ATTR_DREP))
+		if (!conn || cm_repeat(s, cnt, conn, CM_ATTR_DREP, tid))
 			return;
 		conn->state = CM_STATE_CLOSED;
 		cm_ends_sync(c, conn);

@@ -153,6 +153,7 @@ struct roceval_conn {
 	struct roceval_cm_side ini; /* the end that sent the REQ */
 	struct roceval_cm_side rsp; /* the end that sent the REP, zero until then */
 	__u64 service_id;
+	__u64 tid[2];	   /* MAD TransactionIDs of connecting (REQ) and disconnecting (first DREQ) */
 	__u64 seq;	   /* creation order: its eviction-ring slot is seq % capacity */
 	__u32 pmtu;	   /* bytes; 0 if the REQ's code was not a legal PMTU */
 	__u16 pkey;

@@ -83,7 +83,7 @@ enum roceval_severity {
 	X(CM_REJ, "cm_rej", SEV_INFO, "IBA 12.6 (REJ)", "connection rejections (per reason in cm_rej_reasons)") \
 	X(CM_MRA, "cm_mra", SEV_INFO, "IBA 12.6 (MRA)", "MRA: a side asked for more time to answer") \
 	X(CM_RETRY, "cm_retry", SEV_INFO, "IBA 12.6, 12.9",                                \
-	  "CM message repeated on a connection (a resend after a timeout)")               \
+	  "CM message resent on a connection: the same message with the same TransactionID")               \
 	X(CONN_EVICTED, "conn_evicted", SEV_INFO, "roceval",                               \
 	  "open connections dropped from a full connection table, oldest first (closed ones go silently)")
 

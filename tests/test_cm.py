@@ -144,6 +144,20 @@ def test_retries_and_mra(tmp_path):
     assert nonzero_rules(r) == {"cm": 11, "cm_mra": 1, "cm_retry": 5, "cm_established": 1}
 
 
+def test_crossing_dreqs_are_no_retry(tmp_path):
+    c = cm_mad.Conn()
+    # both sides disconnect at once: two DREQs, two transactions, two DREPs
+    frames = c.handshake() + [c.dreq(from_a=True),
+                              c.cm(cm_mad.DREQ, cm_mad.dreq_body(c.b_comm, c.a_comm, c.a_qpn),
+                                   from_a=False, tid=0x777),
+                              c.drep(from_a=False),
+                              c.cm(cm_mad.DREP, cm_mad.ids_body(c.a_comm, c.b_comm), tid=0x777)]
+    assert nonzero_rules(replay(tmp_path, frames)) == {"cm": 7, "cm_established": 1}
+    # the same DREQ resent (same TID) is a retry
+    frames = c.handshake() + [c.dreq(), c.dreq(), c.drep()]
+    assert nonzero_rules(replay(tmp_path, frames)) == {"cm": 6, "cm_established": 1, "cm_retry": 1}
+
+
 @pytest.mark.parametrize("reason,name", [(28, "consumer"), (8, "invalid_service_id"),
                                          (26, "invalid_path_mtu"), (40, "reason_40")])
 def test_rejected(tmp_path, reason, name):
