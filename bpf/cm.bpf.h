@@ -451,9 +451,15 @@ __noinline int roceval_cm_frame(struct xdp_md *ctx, __u32 udp_off, __u32 payload
 	if ((pkey ^ e->pkey) & 0x7FFF)
 		VIOLATE(CM_PKEY);
 	if (op->flags & OPF_REQUEST) {
-		/* Until the RTU only the initiator may send: the responder waits in RTR. */
-		if (e->initiator && e->state < CM_STATE_ESTABLISHED)
+		/*
+		 * Until the RTU only the initiator may send: the responder waits
+		 * in RTR.  Its sending shows the connection is up all the same
+		 * (or the capture missed the RTU), so this end counts it once.
+		 */
+		if (e->initiator && e->state < CM_STATE_ESTABLISHED) {
 			VIOLATE(CM_PENDING);
+			e->state = CM_STATE_ESTABLISHED;
+		}
 		if (!e->req_seen) {
 			e->req_seen = 1;
 			if (fi->psn != e->start_psn)

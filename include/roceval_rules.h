@@ -75,7 +75,7 @@ enum roceval_severity {
 	X(CM_DREQ_UNKNOWN, "cm_dreq_unknown", SEV_WARNING, "IBA 12.6, 12.9",               \
 	  "DREQ for a connection not in the table (never seen, already closed, or evicted)") \
 	X(CM_PENDING, "cm_pending", SEV_WARNING, "IBA 12.9",                               \
-	  "responder sent on a connection before its RTU was seen")                        \
+	  "responder sent a request before the connection's RTU was seen (once per connection)")                        \
 	X(CM_START_PSN, "cm_start_psn", SEV_ERROR, "IBA 12.6 (REQ/REP Starting PSN), 9.7.1", \
 	  "first request on a CM-learned connection does not carry the Starting PSN its receiver announced") \
 	X(CM_PKEY, "cm_pkey", SEV_ERROR, "IBA 12.6 (REQ P_Key), 9.2.3",                    \

@@ -127,9 +127,10 @@ def test_out_of_order_handshakes(tmp_path):
               e.dreq(),            # DREQ for a connection never seen
               c.req(), c.rep(),
               c.to_a("SEND_ONLY", c.a_psn, 8),  # the responder sends before the RTU
+              c.to_a("SEND_ONLY", c.a_psn + 1, 8),  # counted once per connection
               c.to_b("SEND_ONLY", c.b_psn, 8),  # the initiator may (the RTU may be lost)
               c.rtu(),
-              c.to_a("SEND_ONLY", c.a_psn + 1, 8)]
+              c.to_a("SEND_ONLY", c.a_psn + 2, 8)]
     r = replay(tmp_path, frames)
     assert nonzero_rules(r) == {"cm": 7, "cm_rep_unknown": 1, "cm_rtu_unknown": 1,
                                 "cm_dreq_unknown": 1, "cm_pending": 1, "cm_established": 1}
