@@ -407,41 +407,43 @@ static __always_inline void cm_mad(struct xdp_md *ctx, __u32 off, __u32 payload,
 	}
 }
 
-static __always_inline bool cm_is_mad(const struct frame_info *fi)
-{
-	return fi->opcode == ROCE_OPCODE_UD_SEND_ONLY && fi->dqpn == ROCE_GSI_QPN;
-}
-
 /*
- * RDMA CM at the validator's hook: decodes CM MADs, and judges an RC
- * packet of a learned connection.  Returns the PMTU to judge the packet's
- * payload against: the connection's negotiated one, else `pmtu` (the
- * setting).  A global function, so the verifier checks it once and the
- * caller's state does not multiply with the CM's branches.
+ * A CM MAD, decoded after the frame's ICRC was judged: a receiver drops a
+ * corrupted MAD and the sender resends it with the same TID, which would
+ * then count as a retry and leave the corrupted values learned.  A global
+ * function, so the verifier checks it once.
  */
-__noinline int roceval_cm_frame(struct xdp_md *ctx, __u32 udp_off, __u32 payload, __u32 pkey, __u32 pmtu)
+__noinline int roceval_cm_mad(struct xdp_md *ctx, __u32 udp_off, __u32 payload)
 {
 	__u32 zero = 0;
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt;
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
+
+	if (!ctx || !s || !cnt || !c)
+		return 0;
+	cm_mad(ctx, udp_off + UDP_HLEN + ROCE_BTH_LEN + ROCE_DETH_LEN, payload, c, s, cnt);
+	return 0;
+}
+
+/*
+ * An RC packet of a learned connection, judged against what CM announced.
+ * Returns the PMTU to judge its payload against: the connection's
+ * negotiated one, else `pmtu` (the setting).
+ */
+__noinline int roceval_cm_data(struct xdp_md *ctx, __u32 pkey, __u32 pmtu)
+{
+	__u32 zero = 0;
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
 	const struct roce_op *op;
 	struct roceval_cm_end *e;
-	struct cm_scratch *c;
 	struct frame_info *fi;
-	bool mad;
 
-	if (!ctx || !s)
+	if (!ctx || !s || !cnt || !c)
 		return pmtu;
 	fi = &s->fi;
-	mad = cm_is_mad(fi);
-	cnt = bpf_map_lookup_elem(&counters, &zero);
-	c = bpf_map_lookup_elem(&cm_scratch, &zero);
-	if (!cnt || !c)
-		return pmtu;
-	if (mad) {
-		cm_mad(ctx, udp_off + UDP_HLEN + ROCE_BTH_LEN + ROCE_DETH_LEN, payload, c, s, cnt);
-		return pmtu;
-	}
 	cm_end_key_set(&c->end_key, fi->daddr, fi->dqpn, fi->ipv6);
 	e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
 	if (!e || e->state == CM_STATE_CLOSED || !addr_eq(e->peer, fi->saddr))
@@ -469,16 +471,23 @@ __noinline int roceval_cm_frame(struct xdp_md *ctx, __u32 udp_off, __u32 payload
 	return e->pmtu ? e->pmtu : pmtu;
 }
 
-/*
- * The hook roceval_frame() calls.  Traffic of no learned connection, the
- * common case, costs these two tests and no call.
- */
-static __always_inline __u32 cm_frame_pmtu(struct xdp_md *ctx, const struct frame_info *fi, __u32 udp_off,
-					   __u32 payload, __u32 pkey, __u32 pmtu)
+/* The data-path hook: traffic of no learned connection, the common case, costs two tests and no call. */
+static __always_inline __u32 cm_data_pmtu(struct xdp_md *ctx, const struct frame_info *fi, __u32 pkey,
+					  __u32 pmtu)
 {
-	if (!cm_is_mad(fi) && ((fi->opcode >> 5) != ROCE_TR_RC || !cm_active))
+	if ((fi->opcode >> 5) != ROCE_TR_RC || !cm_active)
 		return pmtu;
-	return roceval_cm_frame(ctx, udp_off, payload, pkey, pmtu);
+	return roceval_cm_data(ctx, pkey, pmtu);
+}
+
+/* The MAD hook, at the verdict: a UD SEND_ONLY to QP1 whose ICRC did not fail. */
+static __always_inline void cm_verdict(struct xdp_md *ctx, const struct roceval_scratch *s, __u32 udp_off)
+{
+	const struct frame_info *fi = &s->fi;
+
+	if (fi->headers_ok && fi->opcode == ROCE_OPCODE_UD_SEND_ONLY && fi->dqpn == ROCE_GSI_QPN &&
+	    !(s->rules & (1ULL << RULE_ICRC)))
+		roceval_cm_mad(ctx, udp_off, fi->payload);
 }
 
 #endif /* ROCEVAL_CM_BPF_H */

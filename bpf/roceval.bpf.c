@@ -493,10 +493,8 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		fi->has_aeth = op->aeth_off != ROCE_NO_HDR;
 		fi->aeth = fi->has_aeth ? rd32(buf + ((xth + op->aeth_off) & 255)) : 0;
 		fi->headers_ok = 1;
-		/* RDMA CM (cm.bpf.h): decodes QP1 MADs; a learned connection's PMTU overrides the setting. */
-		if (payload_size_bad(op, payload,
-				     cm_frame_pmtu(ctx, fi, base + li.l4, payload, rd16(buf + bth + 2), cfg->pmtu),
-				     reth))
+		/* RDMA CM (cm.bpf.h): a learned connection's PMTU overrides the setting. */
+		if (payload_size_bad(op, payload, cm_data_pmtu(ctx, fi, rd16(buf + bth + 2), cfg->pmtu), reth))
 			VIOLATE(PAYLOAD_LENGTH);
 		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
 			VIOLATE(SE);
@@ -560,6 +558,8 @@ icrc:
 	}
 
 verdict:
+	/* RDMA CM (cm.bpf.h): learns connections from QP1 MADs. */
+	cm_verdict(ctx, s, base + li.l4);
 	if (fi->has_bth)
 		flow_update(s, cnt, cfg, len);
 	if (cfg->trace_on && s->rules)

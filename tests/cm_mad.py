@@ -70,10 +70,10 @@ def dreq_body(comm, remote, remote_qpn):
     return ids_body(comm, remote, struct.pack(">I", remote_qpn << 8))
 
 
-def frame(src, dst, payload, *, ipv6=False):
+def frame(src, dst, payload, *, ipv6=False, bad_icrc=False):
     """A UD SEND_ONLY to QP1 from QP1 carrying `payload` (a MAD)."""
     return roce.roce(0x64, payload, dqpn=1, psn=0, qkey=CM_QKEY, srcqp=1, ipv6=ipv6,
-                     frame_kw={"src": src, "dst": dst})
+                     frame_kw={"src": src, "dst": dst, "bad_icrc": bad_icrc})
 
 
 @dataclass
@@ -94,9 +94,10 @@ class Conn:
     tid: int = 0xB2975EF71
     ipv6: bool = False
 
-    def cm(self, attr, body, *, from_a=True, tid=None):
+    def cm(self, attr, body, *, from_a=True, tid=None, bad_icrc=False):
         src, dst = (self.a, self.b) if from_a else (self.b, self.a)
-        return frame(src, dst, mad(attr, body, self.tid if tid is None else tid), ipv6=self.ipv6)
+        return frame(src, dst, mad(attr, body, self.tid if tid is None else tid), ipv6=self.ipv6,
+                     bad_icrc=bad_icrc)
 
     def req(self, **kw):
         return self.cm(REQ, req_body(self.a_comm, service_id(self.port, self.space), self.a_qpn,

@@ -137,6 +137,16 @@ def test_out_of_order_handshakes(tmp_path):
     assert sorted(x["state"] for x in r["connections"]) == ["established", "req"]
 
 
+def test_corrupted_mad_is_not_learned(tmp_path):
+    c = cm_mad.Conn()
+    wrong = cm_mad.req_body(c.a_comm, cm_mad.service_id(c.port), c.a_qpn, c.a_psn ^ 0x40)
+    # the receiver drops the corrupted REQ and the initiator resends it, same TID
+    frames = [c.cm(cm_mad.REQ, wrong, bad_icrc=True)] + c.handshake() + c.conversation()
+    r = replay(tmp_path, frames)
+    assert nonzero_rules(r) == {"icrc": 1, "cm": 3, "cm_established": 1}
+    assert r["connections"][0]["initiator"]["start_psn"] == c.a_psn
+
+
 def test_retries_and_mra(tmp_path):
     c = cm_mad.Conn()
     frames = [c.req(), c.req(), c.mra(), c.rep(), c.rep(), c.rtu(), c.rtu(),
