@@ -6,8 +6,9 @@
  *
  * CM messages are MADs on UD QP1: SEND_ONLY, DETH, then a 256-byte MAD.
  * Offsets were checked against tshark's CM dissector on ConnectX captures
- * (REQ, REP, RTU, DREQ, DREP); those of REJ and MRA against tshark on
- * crafted frames (tests/test_cm.py).
+ * (REQ, REP, RTU, DREQ, DREP) and the REJ reason on crafted frames
+ * (tests/test_cm.py).  Of MRA, which tshark does not decode, only the two
+ * communication ids every CM message starts with are read.
  */
 #ifndef ROCEVAL_CM_H
 #define ROCEVAL_CM_H
