@@ -71,8 +71,23 @@ struct frame_info {
 	__u32 icrc_found;
 };
 
+/* What the L2-L4 parse learned about a RoCE frame. */
+struct l4info {
+	__u32 l3;	/* offset of the IP header (RoCEv1: the GRH) from the frame start */
+	__u32 l4;	/* offset of the UDP header (RoCEv1: the BTH) */
+	__u32 iphl;	/* IP header length (IPv4 with options, or 40; the GRH is 40) */
+	__u32 iplen;	/* datagram length the IP header (or the GRH's PayLen) claims */
+	__u32 udplen;
+	__u8 ipv6;	/* 16-byte addresses: IPv6 or a GRH */
+	__u8 ecn;
+	__u8 fragment;
+	__u8 v1;	/* RoCEv1: no UDP, the BTH follows the GRH */
+};
+
 struct roceval_scratch {
 	struct frame_info fi;
+	/* in map memory, not on the stack: the frame's stack and the deepest call must fit in 512 bytes */
+	struct l4info li;
 	__u8 l2l4[ROCEVAL_L2L4_MAX];
 	/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
 	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
@@ -166,19 +181,8 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 
 #include "flow.bpf.h"
 #include "trace.bpf.h"
+#include "cm.bpf.h"
 
-/* What the L2-L4 parse learned about a RoCE frame. */
-struct l4info {
-	__u32 l3;	/* offset of the IP header (RoCEv1: the GRH) from the frame start */
-	__u32 l4;	/* offset of the UDP header (RoCEv1: the BTH) */
-	__u32 iphl;	/* IP header length (IPv4 with options, or 40; the GRH is 40) */
-	__u32 iplen;	/* datagram length the IP header (or the GRH's PayLen) claims */
-	__u32 udplen;
-	__u8 ipv6;	/* 16-byte addresses: IPv6 or a GRH */
-	__u8 ecn;
-	__u8 fragment;
-	__u8 v1;	/* RoCEv1: no UDP, the BTH follows the GRH */
-};
 
 /*
  * Ethernet, up to two VLAN tags, then IPv4/IPv6 and UDP, or a RoCEv1 GRH.
@@ -348,7 +352,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct l4info li = {};
+	struct l4info *li;
 	__u64 n, copy;
 	__u32 avail, cap, dlen, tlen, xhl, bth, hdrs, area, payload, need, lead = 0;
 	bool check_icrc, snapped, dc = false;
@@ -362,6 +366,8 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	cnt->total[TOTAL_FRAMES]++;
 	s->rules = 0;
 	fi = &s->fi;
+	li = &s->li;
+	__builtin_memset(li, 0, sizeof(*li));
 	fi->has_bth = 0;
 	fi->hdr_end = 0;
 	fi->headers_ok = 0;
@@ -375,20 +381,20 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 		return XDP_PASS;
 	if (frame_load(ctx, tc, base, s->l2l4, n))
 		return XDP_PASS;
-	if (!parse_l2l4(s->l2l4, n, cfg, &li))
+	if (!parse_l2l4(s->l2l4, n, cfg, li))
 		return XDP_PASS;
 
 	cnt->total[TOTAL_ROCE]++;
-	if (li.v1)
+	if (li->v1)
 		cnt->total[TOTAL_ROCEV1]++;
-	else if (li.ipv6)
+	else if (li->ipv6)
 		cnt->total[TOTAL_ROCEV2_IPV6]++;
 	else
 		cnt->total[TOTAL_ROCEV2_IPV4]++;
-	fi->hdr_end = li.l4 + (li.v1 ? 0 : UDP_HLEN);
-	if (li.ecn == 3)
+	fi->hdr_end = li->l4 + (li->v1 ? 0 : UDP_HLEN);
+	if (li->ecn == 3)
 		VIOLATE(ECN_CE);
-	if (li.fragment) {
+	if (li->fragment) {
 		VIOLATE(IP_FRAGMENT);
 		cnt->total[TOTAL_ICRC_UNCHECKED]++;
 		goto verdict;
@@ -401,26 +407,26 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	 */
 	if (wire < len)
 		wire = len;
-	avail = wire - li.l3;
-	cap = len - li.l3;
-	if (li.v1) {
-		if (li.iplen > avail || li.iplen - ROCE_GRH_LEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+	avail = wire - li->l3;
+	cap = len - li->l3;
+	if (li->v1) {
+		if (li->iplen > avail || li->iplen - ROCE_GRH_LEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
 			VIOLATE(TRUNCATED);
 			cnt->total[TOTAL_ICRC_UNCHECKED]++;
 			goto verdict;
 		}
-		tlen = li.iplen - ROCE_GRH_LEN;
+		tlen = li->iplen - ROCE_GRH_LEN;
 		xhl = ROCE_GRH_LEN;
 	} else {
-		if (li.iplen > avail || li.iplen < li.iphl + UDP_HLEN || li.udplen < UDP_HLEN ||
-		    li.udplen > li.iplen - li.iphl ||
-		    li.udplen - UDP_HLEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+		if (li->iplen > avail || li->iplen < li->iphl + UDP_HLEN || li->udplen < UDP_HLEN ||
+		    li->udplen > li->iplen - li->iphl ||
+		    li->udplen - UDP_HLEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
 			VIOLATE(TRUNCATED);
 			cnt->total[TOTAL_ICRC_UNCHECKED]++;
 			goto verdict;
 		}
-		tlen = li.udplen - UDP_HLEN;
-		xhl = li.iphl + UDP_HLEN;
+		tlen = li->udplen - UDP_HLEN;
+		xhl = li->iphl + UDP_HLEN;
 	}
 	dlen = xhl + tlen;
 	/* Whole on the wire, cut in the capture: what needs the missing bytes is not judged. */
@@ -450,10 +456,10 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	if (check_icrc)
 		lead = icrc_layout(s->buf, dlen);
 	buf = s->buf + (lead & (CRC_LANE - 1));
-	if (frame_load(ctx, tc, base + li.l3, buf + ROCE_LRH_MASK_LEN, copy))
+	if (frame_load(ctx, tc, base + li->l3, buf + ROCE_LRH_MASK_LEN, copy))
 		goto verdict;
-	fi->ipv6 = li.ipv6;
-	if (li.ipv6) {
+	fi->ipv6 = li->ipv6;
+	if (li->ipv6) {
 		__builtin_memcpy(fi->saddr, buf + ROCE_LRH_MASK_LEN + 8, 16);
 		__builtin_memcpy(fi->daddr, buf + ROCE_LRH_MASK_LEN + 24, 16);
 	} else {
@@ -585,7 +591,8 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 		fi->has_aeth = op->aeth_off != ROCE_NO_HDR;
 		fi->aeth = fi->has_aeth ? rd32(buf + ((xth + op->aeth_off) & 255)) : 0;
 		fi->headers_ok = 1;
-		if (payload_size_bad(op, payload, cfg->pmtu, reth, dc))
+		/* RDMA CM (cm.bpf.h): a learned connection's PMTU overrides the setting. */
+		if (payload_size_bad(op, payload, cm_data_pmtu(fi, rd16(buf + bth + 2), cfg->pmtu), reth, dc))
 			VIOLATE(PAYLOAD_LENGTH);
 		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
 			VIOLATE(SE);
@@ -635,7 +642,7 @@ icrc:
 		if (crc_len > ROCEVAL_SCRATCH_SIZE) /* never: for the verifier */
 			goto verdict;
 		found = roceval_load_le32(s->buf + crc_len);
-		icrc_mask(buf, li.iphl, li.ipv6, li.v1);
+		icrc_mask(buf, li->iphl, li->ipv6, li->v1);
 		expected = roceval_icrc(s->buf, crc_len);
 		fi->icrc_checked = 1;
 		fi->icrc_expected = expected;
@@ -649,6 +656,8 @@ icrc:
 	}
 
 verdict:
+	/* RDMA CM (cm.bpf.h): learns connections from QP1 MADs. */
+	cm_verdict(ctx, tc, s, base + li->l4 + (li->v1 ? 0 : UDP_HLEN));
 	if (fi->has_bth)
 		flow_update(s, cnt, cfg, len);
 	if (cfg->trace_on && s->rules)

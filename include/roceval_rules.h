@@ -64,7 +64,28 @@ enum roceval_severity {
 	  "NAK: remote operational error")                                                 \
 	X(NAK_RNR, "nak_rnr", SEV_INFO, "IBA 9.7.5.2.8", "RNR NAK: receiver not ready")      \
 	X(OPCODE_VENDOR, "opcode_vendor", SEV_INFO, "IBA 9.2.1, rocev2.md 2",               \
-	  "manufacturer-specific opcodes 0xC0-0xFF (only their BTH is checked)")
+	  "manufacturer-specific opcodes 0xC0-0xFF (only their BTH is checked)")           \
+	X(CM, "cm", SEV_INFO, "IBA 12.6, 13.4", "RDMA CM MADs decoded (UD SEND_ONLY to QP1, class 0x07)") \
+	X(CM_ESTABLISHED, "cm_established", SEV_INFO, "IBA 12.6",                          \
+	  "connections whose REQ, REP and RTU were all seen (the RTU frames)")             \
+	X(CM_REP_UNKNOWN, "cm_rep_unknown", SEV_WARNING, "IBA 12.6, 12.9",                 \
+	  "REP that answers no REQ seen (or a capture that started mid-handshake)")        \
+	X(CM_RTU_UNKNOWN, "cm_rtu_unknown", SEV_WARNING, "IBA 12.6, 12.9",                 \
+	  "RTU for a connection whose REP was not seen")                                   \
+	X(CM_DREQ_UNKNOWN, "cm_dreq_unknown", SEV_WARNING, "IBA 12.6, 12.9",               \
+	  "DREQ for a connection not in the table (never seen, already closed, or evicted)") \
+	X(CM_PENDING, "cm_pending", SEV_WARNING, "IBA 12.9",                               \
+	  "responder sent a request before the connection's RTU was seen (once per connection)")                        \
+	X(CM_START_PSN, "cm_start_psn", SEV_ERROR, "IBA 12.6 (REQ/REP Starting PSN), 9.7.1", \
+	  "first request on a CM-learned connection does not carry the Starting PSN its receiver announced") \
+	X(CM_PKEY, "cm_pkey", SEV_ERROR, "IBA 12.6 (REQ P_Key), 9.2.3",                    \
+	  "BTH P_Key on a CM-learned connection differs from the negotiated one (low 15 bits)") \
+	X(CM_REJ, "cm_rej", SEV_INFO, "IBA 12.6 (REJ)", "connection rejections (per reason in cm_rej_reasons)") \
+	X(CM_MRA, "cm_mra", SEV_INFO, "IBA 12.6 (MRA)", "MRA: a side asked for more time to answer") \
+	X(CM_RETRY, "cm_retry", SEV_INFO, "IBA 12.6, 12.9",                                \
+	  "CM message resent on a connection: the same message with the same TransactionID")               \
+	X(CONN_EVICTED, "conn_evicted", SEV_INFO, "roceval",                               \
+	  "open connections dropped from a full connection table, oldest first (closed ones go silently)")
 
 enum roceval_rule {
 #define ROCEVAL_RULE_ENUM(e, id, sev, ref, desc) RULE_##e,

@@ -17,6 +17,12 @@ import pytest
 import roce
 from conftest import nonzero_rules, real_capture, replay_json
 
+# The five RDMA CM MADs of one whole connection as tshark decodes them (attribute ids 0x10 REQ,
+# 0x13 REP, 0x14 RTU, 0x15 DREQ, 0x16 DREP): counted by the info counter `cm`, and the RTU
+# completes one handshake.
+CM_HANDSHAKE = {"cm": 5, "cm_established": 1}
+
+
 @dataclass
 class Real:
     file: str
@@ -55,11 +61,11 @@ CAPTURES = [
          rules={"psn_gap": 292, "opcode_sequence": 135}),
     # RDMA CM on UD QP1 (5 SEND_ONLY with DETH), then RC SEND_ONLY x2, READ request and its
     # READ_RESPONSE_ONLY, WRITE_ONLY (payload = DMALen), 3 ACKs; 3 SMB/TCP frames.
-    Real("realcaps/cx-ibdump-rdmacm-read.pcap", 4096, 16, 13, 13, 0, rocev2_ipv4=13),
+    Real("realcaps/cx-ibdump-rdmacm-read.pcap", 4096, 16, 13, 13, 0, rocev2_ipv4=13, rules=CM_HANDSHAKE),
     # 5 CM MADs, 2 RC SEND_ONLY, 2 ACKs.
-    Real("realcaps/cx-ibdump-rdmacm-send.pcap", 4096, 9, 9, 9, 0, rocev2_ipv4=9),
+    Real("realcaps/cx-ibdump-rdmacm-send.pcap", 4096, 9, 9, 9, 0, rocev2_ipv4=9, rules=CM_HANDSHAKE),
     # 5 CM MADs, 4 SEND_ONLY, 2 WRITE_ONLY (payload = DMALen), 6 ACKs.
-    Real("realcaps/cx-ibdump-rdmacm-write.pcap", 4096, 17, 17, 17, 0, rocev2_ipv4=17),
+    Real("realcaps/cx-ibdump-rdmacm-write.pcap", 4096, 17, 17, 17, 0, rocev2_ipv4=17, rules=CM_HANDSHAKE),
     # 323 RoCEv1 frames (EtherType 0x8915, GIDs ::ffff:172.17.242.47 > .56) and 301 RoCEv2 the
     # other way, RC SEND at 1024 and ACKs, every ICRC valid (the RoCEv1 ones with the GRH masked).
     # Lossy like the files above: psn_gap 156 RoCEv1 + 144 RoCEv2, opcode_sequence 77 + 68.
@@ -97,8 +103,8 @@ CAPTURES = [
          rocev2_ipv4=509, snapped=489, rules={"icrc": 20}, both_ways=True),
     # NVMe-oF discovery: RC SEND, WRITE FIRST/MIDDLE (1024) and LAST, WRITE_ONLY, READ and its
     # response, ACKs, 5 CM MADs; 4 frames are not RoCE.
-    Real("realcaps/nvmeof-discover-a.pcap", 1024, 65, 61, 61, 0, rocev2_ipv4=61),
-    Real("realcaps/nvmeof-discover-b.pcap", 4096, 31, 31, 31, 0, rocev2_ipv4=31),
+    Real("realcaps/nvmeof-discover-a.pcap", 1024, 65, 61, 61, 0, rocev2_ipv4=61, rules=CM_HANDSHAKE),
+    Real("realcaps/nvmeof-discover-b.pcap", 4096, 31, 31, 31, 0, rocev2_ipv4=31, rules=CM_HANDSHAKE),
     # NVMe-oF I/O: a SEND of FIRST, MIDDLE (1024) and LAST, SEND_ONLYs, ACKs.
     Real("realcaps/nvmeof-echo.pcap", 1024, 45, 45, 45, 0, rocev2_ipv4=45),
     Real("realcaps/nvmeof-idle.pcap", 4096, 4, 4, 4, 0, rocev2_ipv4=4),

@@ -30,6 +30,8 @@
 #include "cmd.h"
 #include "common.h"
 #include "pktgen.h"
+#include "roceval_cm.h"
+#include "wire.h"
 
 extern const struct command cmd_gen;
 
@@ -42,7 +44,9 @@ extern const struct command cmd_gen;
 	X(DUP, "duplicate", "duplicate", RULE_PSN_DUPLICATE)                                 \
 	X(BAD_OPCODE, "bad-opcode", "bad_opcode", RULE_OPCODE)                               \
 	X(BAD_PAD, "bad-pad", "bad_pad", RULE_PAD)                                           \
-	X(SE, "se-misuse", "se_misuse", RULE_SE)
+	X(SE, "se-misuse", "se_misuse", RULE_SE)                                             \
+	X(START_PSN, "wrong-start-psn", "wrong_start_psn", RULE_CM_START_PSN)                \
+	X(CM_PMTU, "mismatched-pmtu", "mismatched_pmtu", RULE_PAYLOAD_LENGTH)
 
 enum fault {
 #define FAULT_ENUM(e, opt, json, rule) F_##e,
@@ -85,6 +89,12 @@ static const char *const kind_names[K__COUNT] = { "send", "write", "read", "atom
 #define DF_REQUEST 0x04	  /* requester-to-responder packet on RC/UC */
 #define DF_FIRST_REQ 0x08 /* first request of its flow */
 #define DF_LAST_REQ 0x10  /* last request of its flow */
+#define DF_CM 0x20	  /* an RDMA CM MAD (d->cm_attr) on QP1 */
+#define DF_CM_REJECTED 0x40 /* of the connection attempt --cm has rejected */
+
+/* With --cm: RDMA CM names every RC connection as NVMe-oF's (TCP port 4420). */
+#define GEN_CM_SERVICE_ID (0x0000000001ULL << 24 | 0x06 << 16 | 4420)
+#define GEN_CM_REJ_REASON 28 /* consumer reject */
 
 /* One planned packet; the bytes are made when it is sent. */
 struct desc {
@@ -93,6 +103,7 @@ struct desc {
 	uint8_t side; /* sender: 0 is host A, 1 host B */
 	uint8_t opcode;
 	uint8_t flags;
+	uint8_t cm_attr; /* with DF_CM: the CM attribute id */
 };
 
 struct conn {
@@ -106,6 +117,11 @@ struct conn {
 	uint32_t ack_owed[2];	  /* each side owes an ACK for messages up to this PSN */
 	bool ack_pending[2];
 	uint32_t qkey;
+	/* RDMA CM (--cm, RC only) */
+	uint32_t psn0[2];	/* each side's first request PSN: what the other side announces */
+	uint32_t comm[2];	/* each side's Local Communication ID */
+	uint32_t cm_pmtu;	/* PMTU the REQ announced, once it is sent */
+	bool gets_request[2];	/* the side receives at least one request */
 	/* the planned packets, and how far sending has got */
 	struct desc *d;
 	size_t n, cap, next;
@@ -118,6 +134,7 @@ struct gen {
 	uint64_t seed;
 	uint64_t count, messages;
 	uint32_t pmtu, max_size, nqps, kinds, pkey;
+	bool cm; /* RDMA CM handshakes around the RC conversations */
 	int family; /* 4, 6 or 0 for mixed */
 	int vlan;
 	uint8_t mac[2][6];
@@ -131,6 +148,9 @@ struct gen {
 	uint16_t ip_id[2];
 	/* results */
 	uint64_t cnp, first_last_drops;
+	uint64_t cm_mads, cm_established, cm_rej;
+	uint64_t pmtu_breaks; /* frames the --mismatched-pmtu announcements make illegal */
+	uint64_t pkey_breaks; /* --flip-invariant P_Key flips on a CM-learned connection */
 	uint64_t injected[F__COUNT];
 	uint64_t mutated[M__COUNT];
 };
@@ -587,7 +607,19 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 	const struct roce_op *op = &roce_ops[d->opcode & 0x1F];
 	bool cnp = d->opcode == ROCE_OPCODE_CNP;
 
+	if (d->flags & DF_CM) {
+		/* a CM MAD gets only the faults of what it announces */
+		if (d->flags & DF_CM_REJECTED)
+			return false;
+		if (f == F_START_PSN) /* counted by the first request to the side it announces for */
+			return (d->cm_attr == CM_ATTR_REQ && c->gets_request[0]) ||
+			       (d->cm_attr == CM_ATTR_REP && c->gets_request[1]);
+		return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ;
+	}
 	switch (f) {
+	case F_START_PSN:
+	case F_CM_PMTU:
+		return false;
 	case F_DROP:
 		/*
 		 * One lost SEND/WRITE packet is exactly one psn_gap: the flow's
@@ -744,6 +776,109 @@ static int send_reserved_opcode(struct gen *g, struct out *o, const struct conn 
 	return out_frame(o, frame, len);
 }
 
+/* What roceval's payload rule says of `len` bytes under `pmtu` (rocev2.md section 3). */
+static bool payload_breaks_pmtu(const struct roce_op *op, uint32_t len, uint32_t pmtu)
+{
+	switch (op->payload) {
+	case PL_PMTU:
+		return len != pmtu;
+	case PL_LAST:
+		return len == 0 || len > pmtu;
+	case PL_ONLY:
+		return len > pmtu;
+	default:
+		return false;
+	}
+}
+
+static uint8_t cm_mtu_code(uint32_t pmtu)
+{
+	uint8_t code = 1;
+
+	while ((128u << code) < pmtu)
+		code++;
+	return code;
+}
+
+/* A CM MAD (IBA ch. 12) on UD QP1, with the fault `f` in what it announces. */
+static int send_cm(struct gen *g, struct out *o, struct conn *c, const struct desc *d, int f,
+		   uint64_t *drng)
+{
+	static uint8_t frame[PKT_MAX_FRAME], mad[CM_MAD_LEN];
+	uint8_t *m = mad + CM_MAD_HDR_LEN;
+	/* the rejected attempt has its own communication id */
+	uint32_t comm = c->comm[0] ^ (d->flags & DF_CM_REJECTED ? 0x80000000u : 0);
+	uint32_t psn, pmtu = g->pmtu;
+	struct pkt_layout lay;
+	struct pkt_spec s;
+	size_t len;
+
+	fill_spec(g, c, d, &s, mad, drng);
+	memset(mad, 0, sizeof(mad));
+	mad[CM_MAD_BASE_VERSION] = 1;
+	mad[CM_MAD_CLASS] = CM_MGMT_CLASS;
+	mad[2] = 2; /* class version */
+	mad[3] = 3; /* Send */
+	/* connecting is one transaction, disconnecting another */
+	put64(mad + CM_MAD_TID, (uint64_t)comm << 1 | (d->cm_attr >= CM_ATTR_DREQ));
+	put16(mad + CM_MAD_ATTR, d->cm_attr);
+	switch (d->cm_attr) {
+	case CM_ATTR_REQ:
+		psn = c->psn0[1];
+		if (f == F_START_PSN)
+			psn += 1 + rnd_below(&g->fault_rng, 1000);
+		if (f == F_CM_PMTU)
+			pmtu = g->pmtu > 256 ? g->pmtu / 2 : 512;
+		if (!(d->flags & DF_CM_REJECTED))
+			c->cm_pmtu = pmtu;
+		put32(m + CM_LOCAL_COMM_ID, comm);
+		put64(m + CM_REQ_SERVICE_ID, GEN_CM_SERVICE_ID);
+		put32(m + CM_REQ_LOCAL_QPN, c->qpn[0] << 8 | 1);
+		put32(m + CM_REQ_START_PSN, (psn & ROCE_PSN_MASK) << 8 | 0x16 << 3 | 7);
+		put16(m + CM_REQ_PKEY, g->pkey);
+		m[CM_REQ_MTU_RNR] = cm_mtu_code(pmtu) << 4 | 7;
+		m[CM_REQ_MTU_RNR + 1] = 0xF0; /* max CM retries */
+		m[CM_REQ_ACK_TIMEOUT] = 0x13 << 3;
+		break;
+	case CM_ATTR_REP:
+		psn = c->psn0[0];
+		if (f == F_START_PSN)
+			psn += 1 + rnd_below(&g->fault_rng, 1000);
+		put32(m + CM_LOCAL_COMM_ID, c->comm[1]);
+		put32(m + CM_REMOTE_COMM_ID, comm);
+		put32(m + CM_REP_LOCAL_QPN, c->qpn[1] << 8);
+		put32(m + CM_REP_START_PSN, (psn & ROCE_PSN_MASK) << 8);
+		m[CM_REP_START_PSN + 4] = 1; /* responder resources */
+		m[CM_REP_START_PSN + 5] = 1; /* initiator depth */
+		m[CM_REP_START_PSN + 7] = 7 << 5; /* RNR retry count */
+		break;
+	case CM_ATTR_REJ:
+		put32(m + CM_REMOTE_COMM_ID, comm);
+		put16(m + CM_REJ_REASON, GEN_CM_REJ_REASON);
+		g->cm_rej++;
+		break;
+	case CM_ATTR_RTU:
+		g->cm_established++;
+		/* fall through */
+	case CM_ATTR_DREQ:
+		put32(m + CM_LOCAL_COMM_ID, comm);
+		put32(m + CM_REMOTE_COMM_ID, c->comm[1]);
+		if (d->cm_attr == CM_ATTR_DREQ)
+			put32(m + CM_DREQ_REMOTE_QPN, c->qpn[1] << 8);
+		break;
+	case CM_ATTR_DREP:
+		put32(m + CM_LOCAL_COMM_ID, c->comm[1]);
+		put32(m + CM_REMOTE_COMM_ID, comm);
+		break;
+	}
+	s.dqpn = s.src_qp = ROCE_GSI_QPN;
+	s.qkey = 0x80010000; /* the GSI's well-known Q_Key */
+	s.psn = 0;
+	len = pkt_build(&s, frame, sizeof(frame), &lay);
+	g->cm_mads++;
+	return out_frame(o, frame, len);
+}
+
 static int send_desc(struct gen *g, struct out *o, struct conn *c, const struct desc *d)
 {
 	static uint8_t frame[PKT_MAX_FRAME], payload[ROCE_PMTU_MAX + 8];
@@ -774,6 +909,12 @@ static int send_desc(struct gen *g, struct out *o, struct conn *c, const struct 
 		return 0;
 	}
 
+	if (d->flags & DF_CM)
+		return send_cm(g, o, c, d, f, &drng);
+	/* a PMTU announced smaller or larger than the traffic's makes some payloads illegal */
+	if (c->cm_pmtu && c->cm_pmtu != g->pmtu && d->opcode >> 5 == ROCE_TR_RC &&
+	    payload_breaks_pmtu(op, d->len, c->cm_pmtu))
+		g->pmtu_breaks += f == F_DUP ? 2 : 1;
 	fill_spec(g, c, d, &s, payload, &drng);
 	if (f == F_BAD_PAD) /* the pad left out: the transport length is no multiple of 4 */
 		s.padcnt = s.pad_bytes = 0;
@@ -788,6 +929,10 @@ static int send_desc(struct gen *g, struct out *o, struct conn *c, const struct 
 	}
 	case F_FLIP:
 		flip_invariant(frame, &lay, d->opcode, &g->fault_rng);
+		/* a connection's P_Key was negotiated: a flip in its partition bits breaks cm_pkey too */
+		if (c->cm_pmtu && d->opcode >> 5 == ROCE_TR_RC &&
+		    ((get16(frame + lay.bth + 2) ^ g->pkey) & 0x7FFF))
+			g->pkey_breaks++;
 		break;
 	case F_MUTATE:
 		g->mutated[mutate_variant(frame, &lay, d->opcode == ROCE_OPCODE_CNP, &g->fault_rng)]++;
@@ -940,15 +1085,60 @@ static int setup_conns(struct gen *g)
 			/* the first connection starts just short of the wrap, so 2^24-1 -> 0 is exercised */
 			c->psn[side] = i == 0 ? ROCE_PSN_MASK - rnd_below(&g->plan_rng, 32)
 					      : rnd_below(&g->plan_rng, ROCE_PSN_MASK + 1);
+			c->psn0[side] = c->psn[side];
+			/* from the seed but not the plan's stream, so --cm leaves the plan as it was */
+			c->comm[side] = (uint32_t)((g->seed + 1) * 0x9E3779B97F4A7C15ULL >> 32) + 2 * i + side;
 		}
 	}
 	g->next_bad_qpn = 0xF00000;
 	return 0;
 }
 
+static int push_cm(struct gen *g, struct conn *c, uint8_t side, uint8_t attr, uint8_t flags)
+{
+	int err = push(g, c, side, ROCE_OPCODE_UD_SEND_ONLY, 0, CM_MAD_LEN, DF_CM | flags);
+
+	if (!err)
+		last(c)->cm_attr = attr;
+	return err;
+}
+
+/*
+ * --cm: host A connects every RC connection through RDMA CM (REQ, REP, RTU)
+ * before its first message and disconnects it (DREQ, DREP) after its last;
+ * the first RC connection is rejected once (REQ, REJ) before it succeeds.
+ */
+static int plan_cm(struct gen *g, bool open)
+{
+	bool first = true;
+	int err = 0;
+
+	for (uint32_t i = 0; i < g->nqps && !err; i++) {
+		struct conn *c = &g->conns[i];
+
+		if (c->transport != ROCE_TR_RC)
+			continue;
+		if (!open) {
+			err = push_cm(g, c, 0, CM_ATTR_DREQ, 0) ?: push_cm(g, c, 1, CM_ATTR_DREP, 0);
+			continue;
+		}
+		if (first)
+			err = push_cm(g, c, 0, CM_ATTR_REQ, DF_CM_REJECTED) ?:
+			      push_cm(g, c, 1, CM_ATTR_REJ, DF_CM_REJECTED);
+		first = false;
+		err = err ?: push_cm(g, c, 0, CM_ATTR_REQ, 0) ?: push_cm(g, c, 1, CM_ATTR_REP, 0) ?:
+			      push_cm(g, c, 0, CM_ATTR_RTU, 0);
+	}
+	return err;
+}
+
 static int plan(struct gen *g)
 {
 	uint64_t frames = 0, msgs = 0;
+	int err = g->cm ? plan_cm(g, true) : 0;
+
+	if (err)
+		return err;
 
 	while (g->messages ? msgs < g->messages : frames < g->count) {
 		int n = plan_message(g);
@@ -979,10 +1169,11 @@ static int plan(struct gen *g)
 			if (first) {
 				first->flags |= DF_FIRST_REQ;
 				lastd->flags |= DF_LAST_REQ;
+				c->gets_request[!side] = true;
 			}
 		}
 	}
-	return 0;
+	return g->cm ? plan_cm(g, false) : 0;
 }
 
 static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool known[RULE__COUNT])
@@ -992,14 +1183,26 @@ static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool k
 		known[r] = true;
 	}
 	for (int f = 0; f < F__COUNT; f++)
-		if (faults[f].rule >= 0)
+		if (faults[f].rule >= 0 && f != F_CM_PMTU)
 			exp[faults[f].rule] += g->injected[f];
+	exp[RULE_PAYLOAD_LENGTH] += g->pmtu_breaks;
+	exp[RULE_CM_PKEY] = g->pkey_breaks;
+	exp[RULE_CM] = g->cm_mads;
+	exp[RULE_CM_ESTABLISHED] = g->cm_established;
+	exp[RULE_CM_REJ] = g->cm_rej;
+	known[RULE_CONN_EVICTED] = false; /* depends on the table's size */
 	exp[RULE_ECN_CE] = g->mutated[M_ECN_CE];
 	exp[RULE_CNP] = g->cnp;
 	/* how a lost FIRST or LAST echoes through the message depends on the validator's state machine */
 	known[RULE_OPCODE_SEQUENCE] = !g->first_last_drops;
 	known[RULE_FLOW_EVICTED] = false; /* depends on the flow table's size */
 	return (int)exp[RULE_ICRC];
+}
+
+/* The CM faults exist only with --cm: without it the summary stays as it always was. */
+static bool fault_shown(const struct gen *g, int f)
+{
+	return g->cm || (f != F_START_PSN && f != F_CM_PMTU);
 }
 
 static void summary_json(FILE *f, const struct gen *g, const struct out *o)
@@ -1012,7 +1215,8 @@ static void summary_json(FILE *f, const struct gen *g, const struct out *o)
 	fprintf(f, "{\"seed\": %llu, \"frames\": %llu, \"injected\": {", (unsigned long long)g->seed,
 		(unsigned long long)o->n);
 	for (int i = 0; i < F__COUNT; i++)
-		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", faults[i].json, (unsigned long long)g->injected[i]);
+		if (fault_shown(g, i))
+			fprintf(f, "%s\"%s\": %llu", i ? ", " : "", faults[i].json, (unsigned long long)g->injected[i]);
 	fprintf(f, "}, \"mutations\": {");
 	for (int i = 0; i < M__COUNT; i++)
 		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", mutation_names[i], (unsigned long long)g->mutated[i]);
@@ -1040,7 +1244,13 @@ static void summary_text(FILE *f, const struct gen *g, const struct out *o, cons
 	fprintf(f, "%llu frames to %s (seed %llu)\n\n%-16s %8s  %s\n", (unsigned long long)o->n, dest,
 		(unsigned long long)g->seed, "FAULT", "INJECTED", "COUNTED AS");
 	for (int i = 0; i < F__COUNT; i++) {
+		if (!fault_shown(g, i))
+			continue;
 		fprintf(f, "%-16s %8llu  ", faults[i].opt, (unsigned long long)g->injected[i]);
+		if (i == F_CM_PMTU) {
+			fprintf(f, "%s (%llu frames)\n", rule_ids[faults[i].rule], (unsigned long long)g->pmtu_breaks);
+			continue;
+		}
 		if (faults[i].rule >= 0) {
 			fprintf(f, "%s\n", rule_ids[faults[i].rule]);
 			continue;
@@ -1078,6 +1288,7 @@ enum {
 	OPT_VLAN,
 	OPT_PKEY,
 	OPT_QUIET,
+	OPT_CM,
 	OPT_FAULT, /* + enum fault */
 };
 
@@ -1102,6 +1313,7 @@ static int do_gen(int argc, char **argv)
 		{ "vlan", required_argument, NULL, OPT_VLAN },
 		{ "pkey", required_argument, NULL, OPT_PKEY },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
+		{ "cm", no_argument, NULL, OPT_CM },
 #define FAULT_OPT(e, opt, json, rule) { opt, required_argument, NULL, OPT_FAULT + F_##e },
 		GEN_FAULTS(FAULT_OPT)
 #undef FAULT_OPT
@@ -1215,6 +1427,9 @@ static int do_gen(int argc, char **argv)
 		case OPT_QUIET:
 			quiet = true;
 			break;
+		case OPT_CM:
+			g.cm = true;
+			break;
 		default:
 			if (opt >= OPT_FAULT && opt < OPT_FAULT + F__COUNT) {
 				if (parse_rate(optarg, &g.rate[opt - OPT_FAULT]))
@@ -1233,6 +1448,9 @@ static int do_gen(int argc, char **argv)
 		return command_usage_error(&cmd_gen, "--rate applies to -i IFACE only");
 	for (int i = 0; i < F__COUNT; i++)
 		total_rate += g.rate[i];
+	if ((g.rate[F_START_PSN] || g.rate[F_CM_PMTU]) && !g.cm)
+		return command_usage_error(&cmd_gen, "--%s and --%s fault RDMA CM messages: add --cm",
+					   faults[F_START_PSN].opt, faults[F_CM_PMTU].opt);
 	if (total_rate > 1)
 		return command_usage_error(&cmd_gen, "the fault rates add up to more than 1 (each frame gets one fault at most)");
 	if (g.max_size == UINT32_MAX)
@@ -1394,6 +1612,11 @@ const struct command cmd_gen = {
 		"      --mac A,B         MAC addresses (default 02:00:00:00:00:01,02:00:00:00:00:02)\n"
 		"      --vlan ID         one 802.1Q tag on every frame\n"
 		"      --pkey P          BTH P_Key (default 0xFFFF)\n"
+		"      --cm              connect every RC connection with RDMA CM first (REQ, REP,\n"
+		"                        RTU as NVMe-oF, tcp/4420) and disconnect it after (DREQ,\n"
+		"                        DREP); the first is rejected once (REQ, REJ, reason 28\n"
+		"                        consumer) before it connects.  These MADs come on top of\n"
+		"                        --count and get no fault but the two below\n"
 		"  -j, --json            the summary as one JSON object: seed, frames, injected,\n"
 		"                        mutations, and \"expected\" in the replay schema (frames, roce,\n"
 		"                        icrc_ok, icrc_bad, rules) with every rule it can predict\n"
@@ -1415,6 +1638,10 @@ const struct command cmd_gen = {
 		"  --bad-pad RATE        a LAST/ONLY packet sent without its pad bytes     -> pad\n"
 		"  --se-misuse RATE      SE set where only LAST/ONLY SEND or WRITE with\n"
 		"                        immediate may have it                             -> se\n"
+		"  --wrong-start-psn RATE (with --cm) a REQ or REP announces a Starting PSN\n"
+		"                        its side's first request will not carry           -> cm_start_psn\n"
+		"  --mismatched-pmtu RATE (with --cm) a REQ announces half the traffic's PMTU\n"
+		"                        (512 for 256): every frame it makes too long      -> payload_length\n"
 		"A dropped FIRST or LAST packet also breaks its message (opcode_sequence); the summary\n"
 		"says how many such drops there were and leaves opcode_sequence out of its prediction.\n\n"
 		"Exit status: 0 when every frame was written or sent, 1 on a failure (including frames\n"

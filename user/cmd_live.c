@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "counters.h"
+#include "cm.h"
 #include "flows.h"
 #include "live.h"
 #include "loader.h"
@@ -562,6 +563,7 @@ static int stats_print(const struct live_iface *li, const struct roceval_counter
 			pr_warn("%s: Couldn't read the flow table: %s", li->ifname, strerror(-nflows));
 			return nflows;
 		}
+		cm_annotate(li->cm_ends_fd, flows, nflows);
 	}
 	if (json) {
 		printf("{\"interface\": \"%s\", \"time\": %lld, ", li->ifname, (long long)time(NULL));
@@ -834,7 +836,7 @@ static void top_flow_rows(FILE *f, const struct flow_entry *e, int n, int rows, 
 	for (int i = 0; i < n && shown < rows; i++) {
 		if (violating && !e[i].val.violations)
 			break;
-		fprintf(f, "  %-52s %12llu %14llu %10llu\n", flow_name(&e[i].key, name, sizeof(name)),
+		fprintf(f, "  %-52s %12llu %14llu %10llu\n", flow_entry_name(&e[i], name, sizeof(name)),
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
 			(unsigned long long)e[i].val.violations);
 		shown++;
@@ -851,6 +853,7 @@ static int top_render_flows(FILE *f, const struct live_iface *li, int rows)
 
 	if (n < 0)
 		return n;
+	cm_annotate(li->cm_ends_fd, e, n);
 	fprintf(f, "\n  %-52s %12s %14s %10s\n", "MOST VIOLATING FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
 	top_flow_rows(f, e, n, rows, true);
 	if (n) /* e is NULL for an empty table, which qsort() must not be given */

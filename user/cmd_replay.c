@@ -11,6 +11,7 @@
 #include "common.h"
 #include "cooked.h"
 #include "counters.h"
+#include "cm.h"
 #include "flows.h"
 #include "replay.h"
 #include "settings.h"
@@ -132,7 +133,7 @@ static int do_replay(int argc, char **argv)
 	struct replay *r = NULL;
 	struct flow_entry *flows = NULL;
 	__u32 top = 20, flow_entries = ROCEVAL_DEFAULT_FLOWS;
-	int nflows = 0;
+	int nflows = 0, conns_fd, ends_fd, rej_fd;
 	bool json = false;
 	const char *path;
 	pcap_t *pcap;
@@ -251,10 +252,13 @@ static int do_replay(int argc, char **argv)
 	if (!err)
 		err = replay_counters(r, &c);
 	if (!err) {
+		replay_cm_fds(r, &conns_fd, &ends_fd, &rej_fd);
 		nflows = flows_collect(replay_flows_fd(r), &flows);
 		if (nflows < 0) {
 			pr_warn("Couldn't read the flow table: %s", strerror(-nflows));
 			err = nflows;
+		} else {
+			cm_annotate(ends_fd, flows, nflows);
 		}
 	}
 	if (!err) {
@@ -265,6 +269,10 @@ static int do_replay(int argc, char **argv)
 			fputc('{', stdout);
 			counters_print_json_fields(stdout, &c);
 			fprintf(stdout, ", \"icrc_all_bad_both_directions\": %s, ", both_ways ? "true" : "false");
+			cm_rej_print_json(stdout, rej_fd);
+			fputs(", ", stdout);
+			cm_print_json_connections(stdout, conns_fd);
+			fputs(", ", stdout);
 			flows_print_json_array(stdout, flows, nflows, top);
 			fputs("}\n", stdout);
 		} else {
@@ -324,13 +332,20 @@ const struct command cmd_replay = {
 		"                      icrc_skipped, snapped, ...), \"rules\" with every rule id\n"
 		"                      (zeros too), \"icrc_all_bad_both_directions\" (true when every ICRC\n"
 		"                      checked failed, both ways between two hosts: a capture-path\n"
-		"                      artefact, also said in a note in the table form) and\n"
-		"                      \"flows\": per (source, destination, DestQP) its addresses,\n"
-		"                      packets, bytes, violations and non-zero rule counts, sorted\n"
-		"                      by violations then packets\n"
+		"                      artefact, also said in a note in the table form),\n"
+		"                      \"cm_rej_reasons\" (RDMA CM rejections per reason),\n"
+		"                      \"connections\" (each RDMA CM connection learned: state,\n"
+		"                      service, both sides' address, QPN and Starting PSN, PMTU,\n"
+		"                      P_Key, retry counts, ACK timeout) and \"flows\": per (source,\n"
+		"                      destination, DestQP) its addresses, packets, bytes,\n"
+		"                      violations and non-zero rule counts, and for a CM-learned\n"
+		"                      flow its \"service\" and \"peer_qpn\", sorted by violations\n"
+		"                      then packets\n"
 		"  -t, --top N         at most N flows in the output (default 20)\n"
 		"  -f, --flows N       flow table entries (default 65536); when the capture has more\n"
-		"                      flows the oldest are evicted and counted in flow_evicted\n"
+		"                      flows the oldest are evicted and counted in flow_evicted;\n"
+		"                      the RDMA CM connection table holds as many connections\n"
+		"                      (oldest open ones evicted are counted in conn_evicted)\n"
 		"  -m, --pmtu N        the path MTU the senders use (settings: pmtu)\n"
 		"  -k, --pkey LIST     allowed P_Keys, comma-separated (settings: pkeys)\n"
 		"  -p, --port N        also validate UDP port N as RoCEv2 (repeatable, up to 4)\n"

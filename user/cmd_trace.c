@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cm.h"
 #include "cmd.h"
 #include "common.h"
 #include "counters.h"
@@ -172,6 +173,7 @@ struct decoded {
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
 	__u16 sport, dport;
 	bool has_ip, has_bth;
+	__u8 saddr[16], daddr[16]; /* IPv4 in the first 4 bytes */
 	__u8 opcode;
 	__u32 dqpn, psn;
 	const __u8 *ip; /* the IP datagram in the sample */
@@ -197,11 +199,15 @@ static void decode(const __u8 *f, __u32 cap, struct decoded *d)
 	if (proto == 0x0800 && off + 20 <= cap) {
 		inet_ntop(AF_INET, f + off + 12, d->src, sizeof(d->src));
 		inet_ntop(AF_INET, f + off + 16, d->dst, sizeof(d->dst));
+		memcpy(d->saddr, f + off + 12, 4);
+		memcpy(d->daddr, f + off + 16, 4);
 		l4 = off + (f[off] & 0x0F) * 4;
 		d->ip_len = get16(f + off + 2);
 	} else if (proto == 0x86DD && off + 40 <= cap) {
 		inet_ntop(AF_INET6, f + off + 8, d->src, sizeof(d->src));
 		inet_ntop(AF_INET6, f + off + 24, d->dst, sizeof(d->dst));
+		memcpy(d->saddr, f + off + 8, 16);
+		memcpy(d->daddr, f + off + 24, 16);
 		l4 = off + 40 + (f[off + 6] == 44 ? 8 : 0);
 		d->ip_len = 40 + get16(f + off + 4);
 		d->ipv6 = true;
@@ -290,7 +296,9 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct trace *t = ti->t;
 	const struct roceval_trace_event *ev = data;
 	const __u8 *frame = (const __u8 *)(ev + 1);
-	char op[48] = "", rules[512], when[64], comment[640], icrc[192] = "";
+	char op[48] = "", rules[512], when[64], comment[640], icrc[192] = "", svc[64];
+	struct roceval_cm_end cm;
+	bool has_cm;
 	const char *diag = NULL;
 	struct decoded d;
 	__u32 cap;
@@ -305,6 +313,10 @@ static int on_event(void *ctx, void *data, size_t size)
 	rule_list(ev->rules, rules, sizeof(rules));
 	if (d.has_bth)
 		roce_opcode_name(d.opcode, op, sizeof(op));
+	/* the application and the peer QP of a connection CM announced */
+	has_cm = d.has_bth && cm_end_lookup(ti->li.cm_ends_fd, d.saddr, d.daddr, d.ipv6, d.dqpn, &cm);
+	if (has_cm)
+		cm_service_name(cm.service_id, svc, sizeof(svc));
 	if ((ev->rules & (1ULL << RULE_ICRC)) && (ev->flags & ROCEVAL_EV_ICRC_CHECKED)) {
 		diag = icrc_diagnosis(ev, &d);
 		snprintf(icrc, sizeof(icrc), "; icrc expected 0x%08x found 0x%08x%s%s%s", ev->icrc_expected,
@@ -328,6 +340,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		if (d.has_bth)
 			printf(", \"opcode\": %u, \"opcode_name\": \"%s\", \"dqpn\": %u, \"psn\": %u", d.opcode, op,
 			       d.dqpn, d.psn);
+		if (has_cm)
+			printf(", \"service\": \"%s\", \"peer_qpn\": %u", svc, cm.peer_qpn);
 		fputs(", \"rules\": ", stdout);
 		json_rule_list(ev->rules);
 		if (ev->flags & ROCEVAL_EV_ICRC_CHECKED) {
@@ -347,6 +361,8 @@ static int on_event(void *ctx, void *data, size_t size)
 			printf("%s.%u > %s.%u: ", d.src, d.sport, d.dst, d.dport);
 		if (d.has_bth)
 			printf("%s dqpn 0x%06x psn %u, ", op, d.dqpn, d.psn);
+		if (has_cm)
+			printf("%s peer qp 0x%06x, ", svc, cm.peer_qpn);
 		printf("length %u: %s%s\n", ev->frame_len, rules, icrc);
 	}
 	if (t->pcap) {

@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 
 #include "common.h"
+#include "cm.h"
 #include "flows.h"
 
 static int by_violations_then_packets(const void *a, const void *b)
@@ -118,6 +119,19 @@ const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len)
 	return buf;
 }
 
+const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len)
+{
+	char svc[64];
+	size_t n;
+
+	flow_name(&e->key, buf, len);
+	n = strlen(buf);
+	if (e->has_cm && n < len)
+		snprintf(buf + n, len - n, " [%s peer qp 0x%x]", cm_service_name(e->cm.service_id, svc, sizeof(svc)),
+			 e->cm.peer_qpn);
+	return buf;
+}
+
 void flow_print_json(FILE *f, const struct flow_entry *e)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
@@ -134,7 +148,14 @@ void flow_print_json(FILE *f, const struct flow_entry *e)
 		fprintf(f, "%s\"%s\": %u", first ? "" : ", ", rule_ids[i], e->val.rule[i]);
 		first = false;
 	}
-	fputs("}}", f);
+	fputc('}', f);
+	if (e->has_cm) {
+		char svc[64];
+
+		fprintf(f, ", \"service\": \"%s\", \"peer_qpn\": %u",
+			cm_service_name(e->cm.service_id, svc, sizeof(svc)), e->cm.peer_qpn);
+	}
+	fputc('}', f);
 }
 
 void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top)
@@ -158,7 +179,7 @@ void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top)
 	for (int i = 0; i < n && i < top; i++) {
 		bool first = true;
 
-		fprintf(f, "  %-52s %10llu %12llu %10llu  ", flow_name(&e[i].key, name, sizeof(name)),
+		fprintf(f, "  %-52s %10llu %12llu %10llu  ", flow_entry_name(&e[i], name, sizeof(name)),
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
 			(unsigned long long)e[i].val.violations);
 		for (int r = 0; r < RULE__COUNT; r++) {

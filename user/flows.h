@@ -4,12 +4,15 @@
 
 #include <stdio.h>
 #include "roceval.h"
+#include "roceval_cm.h"
 
 #define ROCEVAL_MAX_FLOW_ENTRIES (1u << 22)
 
 struct flow_entry {
 	struct roceval_flow_key key;
 	struct roceval_flow val;
+	struct roceval_cm_end cm; /* the connection end this flow goes to, if CM announced it */
+	bool has_cm;
 };
 
 /*
@@ -17,7 +20,10 @@ struct flow_entry {
  * first).  Returns the number of flows (*out to be freed) or -errno.
  */
 int flows_collect(int flows_fd, struct flow_entry **out);
-/* "src", "dst", "dqpn", "packets", "bytes", "violations", "rules": {non-zero ids} */
+/*
+ * "src", "dst", "dqpn", "packets", "bytes", "violations", "rules": {non-zero ids},
+ * and for a CM-learned flow "service" and "peer_qpn"
+ */
 void flow_print_json(FILE *f, const struct flow_entry *e);
 /* `"flows": [...]` with at most `top` flows. */
 void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top);
@@ -31,6 +37,8 @@ const struct flow_entry *flows_icrc_bad_both_ways(const struct flow_entry *e, in
 const char *flow_hosts(const struct roceval_flow_key *k, char *buf, size_t len);
 /* "192.0.2.1 > 192.0.2.2 qp 0x45" */
 const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len);
+/* flow_name(), then for a CM-learned flow " [tcp/4420 (NVMe-oF) peer qp 0x8d]" */
+const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len);
 /* Flow table entries for the next roceval_load() (default ROCEVAL_DEFAULT_FLOWS). */
 void roceval_set_flow_entries(__u32 entries);
 /* Parses a --flows value: 1 .. ROCEVAL_MAX_FLOW_ENTRIES. */

@@ -692,6 +692,7 @@ int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		bpf_map__set_max_entries(skel->maps.flows, live_flow_entries);
 		bpf_map__set_max_entries(skel->maps.flow_ring, live_flow_entries);
 		skel->rodata->flow_capacity = live_flow_entries;
+		roceval_size_cm_maps(skel, live_flow_entries);
 		err = attach_multiprog(skel, ifname, ifindex, mode, &xprog);
 		if (err) {
 			/*
@@ -805,7 +806,7 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	out->counters_fd = out->settings_fd = out->flows_fd = out->trace_rb_fd = -1;
+	out->counters_fd = out->settings_fd = out->flows_fd = out->trace_rb_fd = out->cm_ends_fd = -1;
 	if ((err = live_init()))
 		return err;
 	if (pin_path_ns(dir, sizeof(dir), ns, ifname, NULL) || strlen(ifname) >= IF_NAMESIZE ||
@@ -851,6 +852,9 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	out->trace_rb_fd = pin_get_ns(ns, ifname, "trace_rb");
 	if (out->trace_rb_fd < 0)
 		out->trace_rb_fd = -1;
+	out->cm_ends_fd = pin_get_ns(ns, ifname, "cm_ends");
+	if (out->cm_ends_fd < 0)
+		out->cm_ends_fd = -1;
 	return 0;
 fail:
 	if (fd >= 0)
@@ -979,7 +983,7 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 
 void live_close(struct live_iface *li)
 {
-	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rb_fd };
+	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rb_fd, &li->cm_ends_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

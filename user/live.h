@@ -54,6 +54,7 @@ struct live_iface {
 	int settings_fd;
 	int flows_fd;	 /* -1 when the object has no flow table */
 	int trace_rb_fd; /* -1 when the object has no trace ring buffer */
+	int cm_ends_fd;	 /* RDMA CM connection ends, -1 when the object has none */
 	__u64 attached_boot_ns; /* CLOCK_BOOTTIME at attach: for averages since then */
 };
 

@@ -16,6 +16,15 @@ void roceval_set_flow_entries(__u32 entries)
 	flow_entries = entries;
 }
 
+/* Every connection has at least two flows, so the flow table's size bounds the connections too. */
+void roceval_size_cm_maps(struct roceval_bpf *skel, __u32 flow_entries)
+{
+	bpf_map__set_max_entries(skel->maps.cm_conns, flow_entries);
+	bpf_map__set_max_entries(skel->maps.conn_ring, flow_entries);
+	bpf_map__set_max_entries(skel->maps.cm_ends, 2 * flow_entries);
+	skel->rodata->conn_capacity = flow_entries;
+}
+
 struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 {
 	struct roceval_bpf *skel;
@@ -37,6 +46,7 @@ struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 	bpf_map__set_max_entries(skel->maps.flows, flow_entries);
 	bpf_map__set_max_entries(skel->maps.flow_ring, flow_entries);
 	skel->rodata->flow_capacity = flow_entries;
+	roceval_size_cm_maps(skel, flow_entries);
 	err = roceval_bpf__load(skel);
 	if (err) {
 		pr_warn("Couldn't load the BPF program: %s%s", strerror(-err),

@@ -19,6 +19,8 @@ enum roceval_load_what {
  * Returns NULL with a one-line error printed.
  */
 struct roceval_bpf *roceval_load(unsigned int what, bool frags);
+/* Sizes the RDMA CM connection table with the flow table, before the object is loaded. */
+void roceval_size_cm_maps(struct roceval_bpf *skel, __u32 flow_entries);
 int roceval_settings_write(int settings_fd, const struct roceval_settings *s);
 int roceval_settings_read(int settings_fd, struct roceval_settings *s);
 

@@ -137,6 +137,13 @@ int replay_flows_fd(struct replay *r)
 	return bpf_map__fd(r->skel->maps.flows);
 }
 
+void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd)
+{
+	*conns_fd = bpf_map__fd(r->skel->maps.cm_conns);
+	*ends_fd = bpf_map__fd(r->skel->maps.cm_ends);
+	*rej_fd = bpf_map__fd(r->skel->maps.cm_rej_reasons);
+}
+
 struct roceval_bpf *replay_skel(struct replay *r)
 {
 	return r->skel;

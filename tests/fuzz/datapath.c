@@ -46,6 +46,7 @@
 #include "flows.h"
 #include "loader.h"
 #include "replay.h"
+#include "roceval_cm.h"
 #include "settings.h"
 #include "wire.h"
 
@@ -242,6 +243,7 @@ static void fix_icrc(struct frame *f)
 
 struct seed {
 	uint8_t opcode;
+	bool cm; /* a UD SEND_ONLY to QP1 carrying an RDMA CM MAD */
 	bool ipv6;
 	int nvlan;
 	uint32_t pmtu;
@@ -300,7 +302,7 @@ static void build_seed(struct frame *f, const struct seed *sd)
 		op = &roce_ops[sd->opcode & 0x1F];
 		hdrs = roce_transport_hdr_len(transport, sd->opcode, op->flags, 1); /* rd=dc, the default */
 		xth = op->xth_len;
-		payload = pick_payload(op, sd->pmtu);
+		payload = sd->cm ? CM_MAD_LEN : pick_payload(op, sd->pmtu);
 		pad = (4 - payload % 4) % 4;
 	}
 	tlen = ROCE_BTH_LEN + hdrs + xth + payload + pad + ROCE_ICRC_LEN;
@@ -340,7 +342,7 @@ static void build_seed(struct frame *f, const struct seed *sd)
 		bth[1] |= 0x80;
 	put16(bth + 2, chance(70) ? 0xFFFF : 0x8000 | (1 + rnd_below(0x7FFF)));
 	bth[4] = sd->opcode == ROCE_OPCODE_CNP ? 0x40 : (rnd() & 0xC0); /* FECN/BECN vary on the path */
-	put24(bth + 5, rnd() & 0xFFFFFF);
+	put24(bth + 5, sd->cm ? ROCE_GSI_QPN : rnd() & 0xFFFFFF);
 	bth[8] = chance(50) ? 0x80 : 0;
 	put24(bth + 9, rnd() & 0xFFFFFF);
 	x = bth + ROCE_BTH_LEN;
@@ -373,6 +375,14 @@ static void build_seed(struct frame *f, const struct seed *sd)
 		x += xth;
 		for (uint32_t i = 0; i < payload; i++)
 			x[i] = rnd();
+		if (sd->cm) {
+			/* any CM message, naming one of a few connections so they meet */
+			x[CM_MAD_BASE_VERSION] = 1;
+			x[CM_MAD_CLASS] = CM_MGMT_CLASS;
+			put16(x + CM_MAD_ATTR, CM_ATTR_REQ + rnd_below(CM_ATTR_APR - CM_ATTR_REQ + 1));
+			put32(x + CM_MAD_HDR_LEN + CM_LOCAL_COMM_ID, rnd_below(4));
+			put32(x + CM_MAD_HDR_LEN + CM_REMOTE_COMM_ID, rnd_below(4));
+		}
 		x += payload;
 		memset(x, 0, pad);
 		x += pad;
@@ -414,6 +424,15 @@ static void make_seeds(void)
 				sd->pmtu = pmtus[nseeds % 5];
 			}
 		}
+	}
+	for (int i = 0; i < 8; i++) {
+		struct seed *sd = &seeds[nseeds++];
+
+		sd->opcode = ROCE_OPCODE_UD_SEND_ONLY;
+		sd->cm = true;
+		sd->ipv6 = i & 1;
+		sd->nvlan = i % 3;
+		sd->pmtu = 4096;
 	}
 }
 

@@ -61,6 +61,11 @@ int replay_flows_fd(struct replay *r)
 	return fd;
 }
 
+void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd)
+{
+	*conns_fd = *ends_fd = *rej_fd = -1;
+}
+
 void replay_free(struct replay *r)
 {
 	free(r);

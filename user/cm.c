@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* RDMA CM names and tables for the CLI: ServiceIDs, REJ reasons, flows' connections. */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cm.h"
+#include "common.h"
+#include "flows.h"
+#include "live.h"
+
+/* Applications known by their RDMA CM port.  X(port space, port, name) */
+#define CM_APPS(X)                  \
+	X(0x06, 4420, "NVMe-oF")    \
+	X(0x06, 3260, "iSER")       \
+	X(0x06, 445, "SMB Direct")  \
+	X(0x06, 2049, "NFS/RDMA")   \
+	X(0x06, 20049, "NFS/RDMA")
+
+const char *cm_service_name(__u64 sid, char *buf, size_t len)
+{
+	unsigned int space = (sid >> 16) & 0xFF, port = sid & 0xFFFF;
+	const char *sname = NULL, *app = NULL;
+
+	if ((sid >> 24) != 1) {
+		snprintf(buf, len, "0x%016llx", (unsigned long long)sid);
+		return buf;
+	}
+#define CM_SPACE_NAME(ps, name) \
+	if (space == (ps))      \
+		sname = name;
+	ROCEVAL_CM_PORT_SPACES(CM_SPACE_NAME)
+#undef CM_SPACE_NAME
+#define CM_APP_NAME(ps, p, name)               \
+	if (!app && space == (ps) && port == (p)) \
+		app = name;
+	CM_APPS(CM_APP_NAME)
+#undef CM_APP_NAME
+	if (sname)
+		snprintf(buf, len, "%s/%u%s%s%s", sname, port, app ? " (" : "", app ?: "", app ? ")" : "");
+	else
+		snprintf(buf, len, "ps0x%02x/%u", space, port);
+	return buf;
+}
+
+bool cm_end_lookup(int ends_fd, const __u8 *saddr, const __u8 *daddr, bool ipv6, __u32 dqpn,
+		   struct roceval_cm_end *out)
+{
+	struct roceval_cm_end_key k = { 0 };
+
+	if (ends_fd < 0)
+		return false;
+	memcpy(k.addr, daddr, 16);
+	k.qpn = dqpn;
+	k.ipv6 = ipv6;
+	return !bpf_map_lookup_elem(ends_fd, &k, out) && !memcmp(out->peer, saddr, 16);
+}
+
+void cm_annotate(int ends_fd, struct flow_entry *e, int n)
+{
+	for (int i = 0; i < n; i++)
+		e[i].has_cm = cm_end_lookup(ends_fd, e[i].key.saddr, e[i].key.daddr, e[i].key.ipv6,
+					    e[i].key.dqpn, &e[i].cm);
+}
+
+static const char *rej_reason_id(unsigned int code)
+{
+	switch (code) {
+#define CM_REJ_CASE(c, id) \
+	case c:            \
+		return id;
+		ROCEVAL_CM_REJ_REASONS(CM_REJ_CASE)
+#undef CM_REJ_CASE
+	}
+	return NULL;
+}
+
+void cm_rej_print_json(FILE *f, int rej_fd)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v = ncpu > 0 ? calloc(ncpu, sizeof(*v)) : NULL;
+	bool first = true;
+
+	fputs("\"cm_rej_reasons\": {", f);
+	for (__u32 r = 0; v && rej_fd >= 0 && r < ROCEVAL_CM_REJ_SLOTS; r++) {
+		unsigned long long sum = 0;
+		const char *id = rej_reason_id(r);
+
+		if (bpf_map_lookup_elem(rej_fd, &r, v))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+		if (!sum)
+			continue;
+		if (id)
+			fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", id, sum);
+		else
+			fprintf(f, "%s\"reason_%u%s\": %llu", first ? "" : ", ", r,
+				r == ROCEVAL_CM_REJ_SLOTS - 1 ? "_or_more" : "", sum);
+		first = false;
+	}
+	fputc('}', f);
+	free(v);
+}
+
+static const char *const cm_state_names[] = {
+	[CM_STATE_REQ] = "req",
+	[CM_STATE_REP] = "rep",
+	[CM_STATE_ESTABLISHED] = "established",
+	[CM_STATE_DISCONNECTING] = "disconnecting",
+	[CM_STATE_CLOSED] = "closed",
+};
+
+static void side_print_json(FILE *f, const char *name, const struct roceval_cm_side *s, bool ipv6)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(ipv6 ? AF_INET6 : AF_INET, s->addr, a, sizeof(a)))
+		strcpy(a, "?");
+	fprintf(f, "\"%s\": {\"addr\": \"%s\", \"qpn\": %u, \"start_psn\": %u, \"comm_id\": %u}", name, a,
+		s->qpn, s->start_psn, s->comm_id);
+}
+
+void cm_print_json_connections(FILE *f, int conns_fd)
+{
+	struct roceval_cm_key key, next, *prev = NULL;
+	bool first = true;
+
+	fputs("\"connections\": [", f);
+	while (conns_fd >= 0 && !bpf_map_get_next_key(conns_fd, prev, &next)) {
+		struct roceval_conn c;
+		char svc[64];
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(conns_fd, &key, &c))
+			continue;
+		fprintf(f, "%s{\"state\": \"%s\", \"service\": \"%s\", \"service_id\": %llu, ", first ? "" : ", ",
+			c.state < sizeof(cm_state_names) / sizeof(*cm_state_names) && cm_state_names[c.state]
+				? cm_state_names[c.state]
+				: "?",
+			cm_service_name(c.service_id, svc, sizeof(svc)), (unsigned long long)c.service_id);
+		side_print_json(f, "initiator", &c.ini, c.ipv6);
+		fputs(", ", f);
+		side_print_json(f, "responder", &c.rsp, c.ipv6);
+		fprintf(f, ", \"pmtu\": %u, \"pkey\": %u, \"retry_count\": %u, \"rnr_retry_initiator\": %u, "
+			   "\"rnr_retry_responder\": %u, \"ack_timeout\": %u}",
+			c.pmtu, c.pkey, c.retry_count, c.rnr_retry_ini, c.rnr_retry_rsp, c.ack_timeout);
+		first = false;
+	}
+	fputc(']', f);
+}

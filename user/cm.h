@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_USER_CM_H
+#define ROCEVAL_USER_CM_H
+
+#include <stdio.h>
+#include "roceval.h"
+#include "roceval_cm.h"
+
+struct flow_entry;
+
+/*
+ * `"connections": [...]`: every connection in the table, its state, both
+ * sides' address, QPN and Starting PSN, and the negotiated parameters.
+ */
+void cm_print_json_connections(FILE *f, int conns_fd);
+/* "tcp/4420 (NVMe-oF)" for an RDMA CM IP ServiceID, else "0x<16 hex digits>". */
+const char *cm_service_name(__u64 service_id, char *buf, size_t len);
+/*
+ * The connection end a packet (saddr -> daddr, DestQP dqpn) goes to, if CM
+ * announced it and saddr is its peer.  Addresses are 16 bytes, IPv4 in the
+ * first 4 and the rest zero.
+ */
+bool cm_end_lookup(int ends_fd, const __u8 *saddr, const __u8 *daddr, bool ipv6, __u32 dqpn,
+		   struct roceval_cm_end *out);
+/* Fills each flow's CM fields from the connection ends table (fd < 0: none). */
+void cm_annotate(int ends_fd, struct flow_entry *e, int n);
+/* `"cm_rej_reasons": {"id": N, ...}` from the per-CPU REJ reason map (fd < 0: empty). */
+void cm_rej_print_json(FILE *f, int rej_fd);
+
+#endif
