@@ -31,6 +31,9 @@ extern const char *const rule_refs[RULE__COUNT];
 extern const int rule_sevs[RULE__COUNT];
 extern const char *const total_ids[TOTAL__COUNT];
 extern const char *const total_descs[TOTAL__COUNT];
+/* Prometheus family (roceval_<metric>_total, "" = not exported) and label of each total. */
+extern const char *const total_metrics[TOTAL__COUNT];
+extern const char *const total_labels[TOTAL__COUNT];
 const char *severity_name(int sev);
 int rule_lookup(const char *id);
 

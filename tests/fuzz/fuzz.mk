@@ -35,9 +35,8 @@ FUZZ_SRCS_config := user/config.c user/settings.c user/util.c
 # the trace target includes user/cmd_trace.c, and live.c loads the skeleton
 FUZZ_DEPS_trace := user/cmd_trace.c $(OUTPUT)/roceval.skel.h
 FUZZ_SRCS_trace := user/live.c user/loader.c user/flows.c user/settings.c user/util.c user/counters.c
-# the http target includes user/daemon.c
-FUZZ_DEPS_http := user/daemon.c $(OUTPUT)/roceval.skel.h
-FUZZ_SRCS_http := $(FUZZ_SRCS_trace) user/config.c user/prom.c
+# the http target serves user/http.c on loopback
+FUZZ_SRCS_http := user/http.c user/prom.c user/util.c
 
 define fuzz_target
 $(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_input.h $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)
