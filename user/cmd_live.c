@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "common.h"
+#include "json.h"
 #include "counters.h"
 #include "flows.h"
 #include "live.h"
@@ -336,10 +337,12 @@ static int status_one(struct live_iface *li, bool json, bool first)
 	/* the pins outlive the interface: a deleted or re-created one no longer runs the program */
 	stale = (int)if_nametoindex(li->ifname) != li->ifindex;
 	if (json) {
-		printf("%s{\"interface\": \"%s\", \"ifindex\": %d, \"mode\": \"%s\", \"multiprog\": %s, "
+		printf("%s{\"interface\": ", first ? "" : ", ");
+		json_str(stdout, li->ifname);
+		printf(", \"ifindex\": %d, \"mode\": \"%s\", \"multiprog\": %s, "
 		       "\"program_id\": %u, \"attached_since\": \"%s\", \"attached_since_unix\": %lld, "
 		       "\"stale\": %s, \"enforce\": %s, \"settings\": ",
-		       first ? "" : ", ", li->ifname, li->ifindex, live_mode_name(li->mode),
+		       li->ifindex, live_mode_name(li->mode),
 		       li->multiprog ? "true" : "false", li->prog_id,
 		       iso_time(li->attached_since, since, sizeof(since)), (long long)li->attached_since,
 		       stale ? "true" : "false", cfg.enforce ? "true" : "false");
@@ -457,7 +460,9 @@ static int stats_print(const struct live_iface *li, const struct roceval_counter
 		}
 	}
 	if (json) {
-		printf("{\"interface\": \"%s\", \"time\": %lld, ", li->ifname, (long long)time(NULL));
+		fputs("{\"interface\": ", stdout);
+		json_str(stdout, li->ifname);
+		printf(", \"time\": %lld, ", (long long)time(NULL));
 		counters_print_json_fields(stdout, c);
 		fputs(", ", stdout);
 		if (top && li->flows_fd >= 0) {

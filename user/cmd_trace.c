@@ -26,6 +26,7 @@
 
 #include "cmd.h"
 #include "common.h"
+#include "json.h"
 #include "counters.h"
 #include "live.h"
 #include "loader.h"
@@ -307,21 +308,31 @@ static int on_event(void *ctx, void *data, size_t size)
 	} else if (t->json) {
 		gmtime_r(&secs, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-		printf("{\"time\": \"%s.%06ldZ\", \"interface\": \"%s\", \"frame_len\": %u, \"cap_len\": %u", when,
-		       (long)(real_ns % 1000000000 / 1000), ti->li.ifname, ev->frame_len, cap);
-		if (d.has_ip)
-			printf(", \"src\": \"%s\", \"dst\": \"%s\", \"sport\": %u, \"dport\": %u", d.src, d.dst,
-			       d.sport, d.dport);
-		if (d.has_bth)
-			printf(", \"opcode\": %u, \"opcode_name\": \"%s\", \"dqpn\": %u, \"psn\": %u", d.opcode, op,
-			       d.dqpn, d.psn);
+		printf("{\"time\": \"%s.%06ldZ\", \"interface\": ", when,
+		       (long)(real_ns % 1000000000 / 1000));
+		json_str(stdout, ti->li.ifname);
+		printf(", \"frame_len\": %u, \"cap_len\": %u", ev->frame_len, cap);
+		if (d.has_ip) {
+			fputs(", \"src\": ", stdout);
+			json_str(stdout, d.src);
+			fputs(", \"dst\": ", stdout);
+			json_str(stdout, d.dst);
+			printf(", \"sport\": %u, \"dport\": %u", d.sport, d.dport);
+		}
+		if (d.has_bth) {
+			printf(", \"opcode\": %u, \"opcode_name\": ", d.opcode);
+			json_str(stdout, op);
+			printf(", \"dqpn\": %u, \"psn\": %u", d.dqpn, d.psn);
+		}
 		fputs(", \"rules\": ", stdout);
 		json_rule_list(ev->rules);
 		if (ev->flags & ROCEVAL_EV_ICRC_CHECKED) {
 			printf(", \"icrc_expected\": \"0x%08x\", \"icrc_found\": \"0x%08x\"", ev->icrc_expected,
 			       ev->icrc_found);
-			if (diag)
-				printf(", \"icrc_diagnosis\": \"%s\"", diag);
+			if (diag) {
+				fputs(", \"icrc_diagnosis\": ", stdout);
+				json_str(stdout, diag);
+			}
 		}
 		puts("}");
 	} else {

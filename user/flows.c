@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 
 #include "common.h"
+#include "json.h"
 #include "flows.h"
 
 #ifndef BPF_F_LOCK
@@ -81,9 +82,11 @@ void flow_print_json(FILE *f, const struct flow_entry *e)
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 	bool first = true;
 
-	fprintf(f, "{\"src\": \"%s\", \"dst\": \"%s\", \"dqpn\": %u, \"packets\": %llu, \"bytes\": %llu, "
-		   "\"violations\": %llu, \"rules\": {",
-		addr_str(e->key.saddr, e->key.ipv6, s, sizeof(s)), addr_str(e->key.daddr, e->key.ipv6, d, sizeof(d)),
+	fputs("{\"src\": ", f);
+	json_str(f, addr_str(e->key.saddr, e->key.ipv6, s, sizeof(s)));
+	fputs(", \"dst\": ", f);
+	json_str(f, addr_str(e->key.daddr, e->key.ipv6, d, sizeof(d)));
+	fprintf(f, ", \"dqpn\": %u, \"packets\": %llu, \"bytes\": %llu, \"violations\": %llu, \"rules\": {",
 		e->key.dqpn, (unsigned long long)e->val.packets, (unsigned long long)e->val.bytes,
 		(unsigned long long)e->val.violations);
 	for (int i = 0; i < RULE__COUNT; i++) {

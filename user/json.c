@@ -58,12 +58,3 @@ void json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
-
-void json_key(FILE *f, int *first, const char *key)
-{
-	if (!*first)
-		fputs(", ", f);
-	*first = 0;
-	json_str(f, key);
-	fputs(": ", f);
-}

@@ -16,7 +16,5 @@
  * (Linux interface and file names are bytes, JSON text is Unicode).
  */
 void json_str(FILE *f, const char *s);
-/* `"key": ` after a ", " unless *first; clears *first.  key is a fixed identifier. */
-void json_key(FILE *f, int *first, const char *key);
 
 #endif

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "common.h"
+#include "json.h"
 #include "settings.h"
 
 #define SETTING_KEY(key, syntax, desc) #key,
@@ -200,7 +201,8 @@ void settings_print_json(FILE *f, const struct roceval_settings *s)
 	fputc('{', f);
 	for (int i = 0; settings_keys[i]; i++) {
 		settings_format(s, settings_keys[i], val, sizeof(val));
-		fprintf(f, "%s\"%s\": \"%s\"", i ? ", " : "", settings_keys[i], val);
+		fprintf(f, "%s\"%s\": ", i ? ", " : "", settings_keys[i]);
+		json_str(f, val);
 	}
 	fputc('}', f);
 }
