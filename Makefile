@@ -70,7 +70,7 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
 
 # Debian packages for building, testing and the demo.
-DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev libxdp-dev \
+DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev libxdp-dev libmicrohttpd-dev libncurses-dev tmux \
 	iproute2 python3 python3-scapy python3-pytest python3-yaml tshark tcpdump pkg-config make gcc prometheus
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
