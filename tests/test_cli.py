@@ -2,6 +2,7 @@
 """The roceval command line: replay's errors and output, help, prefixes, the rule list."""
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -255,3 +256,37 @@ def test_rules_text_and_markdown():
     md = run("rules", "--markdown", check=True).stdout
     assert [m for m in re.findall(r"^\| `(\w+)` \| (?:error|warning|info) \|", md, re.M)] == ids
     one_error_line(run("rules", "--yaml"), 2, "rules")
+
+
+@pytest.mark.parametrize("cmd", commands())
+def test_unknown_option_is_one_line_everywhere(cmd):
+    """Every command says an unknown option the same way, in one line, and exits 2."""
+    for opt in ("--frobnicate", "-Z"):
+        res = run(cmd, opt, "x", stdin=subprocess.DEVNULL)
+        assert res.returncode == 2, (cmd, opt, res.stderr)
+        assert res.stderr.count("\n") == 1, (cmd, opt, res.stderr)
+        assert res.stderr.startswith(f"roceval {cmd}: ") and f"see 'roceval help {cmd}'" in res.stderr
+
+
+IFACE_COMMANDS = [("attach",), ("status",), ("stats",), ("top", "-n", "1"), ("trace",), ("config",),
+                  ("gen", "--count", "1", "-i")]
+
+
+@pytest.mark.parametrize("args", IFACE_COMMANDS, ids=[a[0] for a in IFACE_COMMANDS])
+def test_no_such_interface_is_the_same_everywhere(args):
+    res = run(*args, "rvnosuch0", stdin=subprocess.DEVNULL)
+    assert (res.returncode, res.stderr) == (1, "roceval: rvnosuch0: no such interface\n"), args
+
+
+def test_exit_codes_are_documented():
+    text = run("help", check=True).stdout
+    assert "Exit status, for every command: 0 success; 1 a runtime failure (no such" in text
+    assert "2 bad usage" in text
+    assert "Exit status" in (ROOT / "README.md").read_text()
+
+
+def test_rule_references_cite_the_specification():
+    rules = json.loads(run("rules", "--json", check=True).stdout)
+    for r in rules:
+        assert "rocev2.md" not in r["reference"], r
+        assert re.match(r"^(IBA [A0-9]|RFC \d|roceval)", r["reference"]), r

@@ -323,7 +323,7 @@ def test_detach_leaves_nothing(netns):
 
 def test_attach_missing_interface(netns):
     res = run("attach", "rvnosuch0", netns=netns.rx)
-    assert (res.returncode, res.stdout, res.stderr) == (2, "", "roceval: rvnosuch0: no such interface\n")
+    assert (res.returncode, res.stdout, res.stderr) == (1, "", "roceval: rvnosuch0: no such interface\n")
     assert not (ROCEVAL_PIN_DIR / "rvnosuch0").exists()
     res = run("attach", netns.if_rx, "pmtu=3", netns=netns.rx)
     assert res.returncode == 2 and "pmtu=3: must be" in res.stderr

@@ -232,7 +232,7 @@ static int do_attach(int argc, char **argv)
 			if (settings_set(&cfg, settings_keys[opt - OPT_SETTING], optarg, err, sizeof(err)))
 				return command_usage_error(&cmd_attach, "%s", err);
 		} else {
-			return command_usage_error(&cmd_attach, "bad option");
+			return command_bad_option(&cmd_attach, argv);
 		}
 	}
 	for (; optind < argc; optind++) {
@@ -251,7 +251,7 @@ static int do_attach(int argc, char **argv)
 		return 1;
 	ret = live_attach(ifname, mode, multiprog, &cfg, &li);
 	if (ret)
-		return ret == -EINVAL || ret == -ENODEV ? EXIT_USAGE : 1;
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	printf("%s: attached roceval (program %u, %s mode%s); pinned in %s/%s\n", ifname, li.prog_id,
 	       live_mode_name(li.mode), li.multiprog ? ", libxdp dispatcher" : "", ROCEVAL_PIN_ROOT, ifname);
 	live_close(&li);
@@ -277,8 +277,8 @@ const struct command cmd_attach = {
 		"      --flows N     flow table entries (also flows=N), fixed while attached;\n"
 		"                    default 65536, about 200 bytes each\n\n"
 		"Settings (change them later with 'roceval config'):\n" ROCEVAL_SETTINGS(SETTING_HELP_ARG) "\n"
-		"Exit status: 0 attached, 1 it could not be (the reason is printed; nothing is left\n"
-		"behind), 2 bad usage, bad setting or no such interface.\n\n"
+		"Exit status: 0 attached, 1 it could not be, no such interface included (the reason\n"
+		"is printed; nothing is left behind), 2 bad usage or a bad setting.\n\n"
 		"Examples:\n"
 		"  roceval attach eth0\n"
 		"  roceval attach eth0 --mode generic pmtu=1024 pkeys=0xffff\n"
@@ -524,7 +524,7 @@ static int do_stats(int argc, char **argv)
 			}
 			break;
 		default:
-			return command_usage_error(&cmd_stats, "bad option");
+			return command_bad_option(&cmd_stats, argv);
 		}
 	}
 	n = open_iface_arg(&cmd_stats, argc, argv, li);
@@ -893,7 +893,6 @@ static int do_top(int argc, char **argv)
 	int n, opt, err = 0;
 
 	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "d:n:s:", opts, NULL)) != -1) {
 		char *end;
 
@@ -915,8 +914,7 @@ static int do_top(int argc, char **argv)
 				return command_usage_error(&cmd_top, "--sort %s: expected rate, count or name", optarg);
 			break;
 		default:
-			return command_usage_error(&cmd_top, "unknown option or missing value: '%s'",
-						   argv[optind - 1]);
+			return command_bad_option(&cmd_top, argv);
 		}
 	}
 	n = open_iface_arg(&cmd_top, argc, argv, li);

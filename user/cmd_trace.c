@@ -551,7 +551,7 @@ static int do_trace(int argc, char **argv)
 			t.json = true;
 			break;
 		default:
-			return command_usage_error(&cmd_trace, "bad option");
+			return command_bad_option(&cmd_trace, argv);
 		}
 	}
 	if (optind < argc)

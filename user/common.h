@@ -8,7 +8,12 @@
 
 #include "roceval.h"
 
-/* Exit codes: 1 a runtime failure, 2 bad usage or bad input. */
+/*
+ * Exit codes, the same for every command: 1 a runtime failure (no such
+ * interface, not attached, no privileges, a failed read or write), 2 bad
+ * usage (an unknown option, a bad value, a malformed file).
+ */
+#define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 
 extern int verbose;

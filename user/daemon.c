@@ -742,7 +742,6 @@ static int do_daemon(int argc, char **argv)
 
 	config_defaults(&d.overrides);
 	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "c:l:n:i:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -766,8 +765,7 @@ static int do_daemon(int argc, char **argv)
 			check = true;
 			break;
 		default:
-			return command_usage_error(&cmd_daemon, "unknown option or missing value: '%s'",
-						   argv[optind - 1]);
+			return command_bad_option(&cmd_daemon, argv);
 		}
 	}
 	if (optind != argc)

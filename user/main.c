@@ -3,6 +3,7 @@
  * roceval: one binary, subcommands as data (struct command), unique
  * prefixes accepted, `roceval help CMD` for each.
  */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,12 @@ int command_usage_error(const struct command *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int command_bad_option(const struct command *cmd, char **argv)
+{
+	/* argv[optind - 1] is the rejected option, or the one whose value is missing */
+	return command_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: roceval [-v] COMMAND [ARGS]\n\n"
@@ -62,7 +69,10 @@ static void usage(FILE *f)
 		   "  -v, --verbose  more detail (repeat for libbpf debug output)\n"
 		   "  -h, --help     this text; 'roceval help COMMAND' for a command\n"
 		   "  -V, --version  print the version\n\n"
-		   "Any unique prefix of a command works ('roceval rep' is 'roceval replay').\n");
+		   "Any unique prefix of a command works ('roceval rep' is 'roceval replay').\n\n"
+		   "Exit status, for every command: 0 success; 1 a runtime failure (no such\n"
+		   "interface, not attached, no privileges, a failed read or write); 2 bad usage\n"
+		   "(an unknown option, a bad value, a malformed file), said in one line.\n");
 }
 
 static const struct command *find_command(const char *name)
@@ -143,5 +153,6 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
+	opterr = 0; /* command_bad_option() says it, in one line */
 	return cmd->run(argc - i, argv + i);
 }
