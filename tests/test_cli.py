@@ -290,3 +290,13 @@ def test_rule_references_cite_the_specification():
     for r in rules:
         assert "rocev2.md" not in r["reference"], r
         assert re.match(r"^(IBA [A0-9]|RFC \d|roceval)", r["reference"]), r
+
+
+def test_more_flows_grammar(tmp_path):
+    send_only = roce.opcode(roce.RC, "SEND_ONLY")
+    pcap = roce.write_pcap(tmp_path / "three.pcap",
+                           [bytes(roce.roce(send_only, b"\x00" * 8, dqpn=q)) for q in (0x11, 0x12, 0x13)])
+    out = run("replay", "--top", "2", pcap, check=True).stdout
+    assert "  (1 more flow)\n" in out
+    out = run("replay", "--top", "1", pcap, check=True).stdout
+    assert "  (2 more flows)\n" in out

@@ -131,7 +131,7 @@ void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top)
 		fputc('\n', f);
 	}
 	if (n > top)
-		fprintf(f, "  (%d more flows)\n", n - top);
+		fprintf(f, "  (%d more flow%s)\n", n - top, n - top == 1 ? "" : "s");
 }
 
 bool parse_flow_entries(const char *s, __u32 *out)
