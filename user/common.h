@@ -29,6 +29,15 @@ int require_root(void);
 
 bool parse_u32(const char *s, unsigned long max, __u32 *out);
 
+/*
+ * Lock files that do not pile up: lockfile_lock() creates and flocks path
+ * (and its directory), waiting or not; lockfile_unlock() removes it and lets
+ * go.  A locker that finds the file it locked removed retries on a new one.
+ * Returns the fd, -EWOULDBLOCK when held elsewhere and !wait, or -errno.
+ */
+int lockfile_lock(const char *path, bool wait);
+void lockfile_unlock(const char *path, int fd);
+
 /* Rule and total names, from the tables in roceval_rules.h. */
 extern const char *const rule_ids[RULE__COUNT];
 extern const char *const rule_descs[RULE__COUNT];

@@ -86,51 +86,34 @@ static void lock_path(char *path, size_t len, const char *ifname)
 
 /*
  * One lock file per interface, so daemons serving different interfaces can
- * coexist.  The holder removes it when it stops serving the interface, so
- * they do not pile up; a daemon that was waiting may then hold a lock on the
- * unlinked file, which is why the lock counts only once the path still
- * names the file that was locked.
+ * coexist; removed when the daemon stops serving the interface
+ * (lockfile_lock()), so they do not pile up in LOCK_DIR.
  */
 static int lock_iface(const char *ifname, bool quiet_busy)
 {
 	char path[PATH_MAX], pid[32] = "";
-	struct stat locked, named;
-	int fd, err;
+	int fd;
 
-	if (mkdir(LOCK_DIR, 0755) && errno != EEXIST) {
-		err = errno;
-		pr_warn("%s: couldn't create %s: %s", ifname, LOCK_DIR, strerror(err));
-		return -err;
-	}
 	lock_path(path, sizeof(path), ifname);
-again:
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = errno;
-		pr_warn("%s: couldn't open %s: %s", ifname, path, strerror(err));
-		return -err;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		ssize_t n;
+	fd = lockfile_lock(path, false);
+	if (fd == -EWOULDBLOCK) {
+		int pfd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = pfd < 0 ? 0 : pread(pfd, pid, sizeof(pid) - 1, 0);
 
-		err = errno;
-		n = pread(fd, pid, sizeof(pid) - 1, 0);
-
+		if (pfd >= 0)
+			close(pfd);
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
-		if (err == EWOULDBLOCK && quiet_busy)
+		if (quiet_busy)
 			pr_debug("%s: served by another daemon (pid %s)", ifname, pid);
-		else if (err == EWOULDBLOCK)
+		else
 			pr_warn("%s: already served by another roceval daemon (pid %s, lock %s)", ifname,
 				*pid ? pid : "unknown", path);
-		else
-			pr_warn("%s: couldn't lock %s: %s", ifname, path, strerror(err));
-		close(fd);
 		return -EBUSY;
 	}
-	if (fstat(fd, &locked) || stat(path, &named) || locked.st_ino != named.st_ino) {
-		close(fd); /* removed by the holder that just stopped */
-		goto again;
+	if (fd < 0) {
+		pr_warn("%s: couldn't lock %s: %s", ifname, path, strerror(-fd));
+		return fd;
 	}
 	if (ftruncate(fd, 0) == 0)
 		dprintf(fd, "%d\n", (int)getpid());
@@ -143,8 +126,7 @@ static void unlock_iface(const char *ifname, int fd)
 	char path[PATH_MAX];
 
 	lock_path(path, sizeof(path), ifname);
-	unlink(path);
-	close(fd);
+	lockfile_unlock(path, fd);
 }
 
 static void apply_settings(const struct daemon_config *cfg, struct served *s)

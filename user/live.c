@@ -536,7 +536,8 @@ int live_open(const char *ifname, struct live_iface *out)
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	out->counters_fd = out->settings_fd = out->flows_fd = out->trace_rb_fd = -1;
+	out->counters_fd = out->settings_fd = out->flows_fd = -1;
+	out->trace_rbs_fd = out->trace_filters_fd = -1;
 	if (pin_path(dir, sizeof(dir), ifname, NULL) || strlen(ifname) >= IF_NAMESIZE)
 		return -ENAMETOOLONG;
 	if (stat(dir, &st))
@@ -573,9 +574,15 @@ int live_open(const char *ifname, struct live_iface *out)
 	out->flows_fd = pin_get(ifname, "flows");
 	if (out->flows_fd < 0)
 		out->flows_fd = -1;
-	out->trace_rb_fd = pin_get(ifname, "trace_rb");
-	if (out->trace_rb_fd < 0)
-		out->trace_rb_fd = -1;
+	out->trace_rbs_fd = pin_get(ifname, "trace_rbs");
+	out->trace_filters_fd = pin_get(ifname, "trace_filters");
+	if (out->trace_rbs_fd < 0 || out->trace_filters_fd < 0) {
+		if (out->trace_rbs_fd >= 0)
+			close(out->trace_rbs_fd);
+		if (out->trace_filters_fd >= 0)
+			close(out->trace_filters_fd);
+		out->trace_rbs_fd = out->trace_filters_fd = -1;
+	}
 	return 0;
 fail:
 	if (fd >= 0)
@@ -663,7 +670,8 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 
 void live_close(struct live_iface *li)
 {
-	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rb_fd };
+	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rbs_fd,
+		       &li->trace_filters_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

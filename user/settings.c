@@ -18,8 +18,6 @@ void settings_defaults(struct roceval_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->icrc_sample = 1;
-	s->trace_qpn = ROCEVAL_ANY_QPN;
-	s->trace_snaplen = ROCEVAL_DEFAULT_SNAPLEN;
 	s->trace_rate = ROCEVAL_DEFAULT_TRACE_RATE;
 	s->trace_burst = ROCEVAL_DEFAULT_TRACE_BURST;
 }
