@@ -320,6 +320,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 	if (!ctx || !cnt || !cfg || !s)
 		return XDP_PASS;
 	cnt->total[TOTAL_FRAMES]++;
+	cnt->total[TOTAL_BYTES] += len;
 	s->rules = 0;
 	fi = &s->fi;
 	fi->has_bth = 0;
@@ -338,6 +339,7 @@ __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len)
 		return XDP_PASS;
 
 	cnt->total[TOTAL_ROCE]++;
+	cnt->total[TOTAL_ROCE_BYTES] += len;
 	fi->hdr_end = li.l4 + UDP_HLEN;
 	if (li.ecn == 3)
 		VIOLATE(ECN_CE);

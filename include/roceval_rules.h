@@ -82,7 +82,9 @@ enum roceval_rule {
 
 /*
  * Frame-level counters that are not rules.  Together they account for every
- * frame: roce = icrc_ok + icrc_bad + icrc_unchecked + icrc_skipped.
+ * frame: roce = icrc_ok + icrc_bad + icrc_unchecked + icrc_skipped.  The
+ * byte counts are of whole frames as XDP sees them (all fragments of a
+ * multi-buffer frame).
  *
  * Each row also says where it goes in the Prometheus exposition: the metric
  * family (roceval_<family>_total, a family of ROCEVAL_METRIC_FAMILIES) and
@@ -94,7 +96,9 @@ enum roceval_rule {
  */
 #define ROCEVAL_TOTALS(X)                                                                  \
 	X(FRAMES, "frames", "frames", "", "frames seen by the program")                    \
+	X(BYTES, "bytes", "bytes", "", "bytes of the frames seen, from the Ethernet header (no FCS)") \
 	X(ROCE, "roce", "roce_frames", "", "frames to a RoCEv2 UDP port, valid or not")    \
+	X(ROCE_BYTES, "roce_bytes", "roce_bytes", "", "bytes of the frames to a RoCEv2 UDP port") \
 	X(ICRC_OK, "icrc_ok", "icrc_frames", "result=\"ok\"",                               \
 	  "RoCEv2 frames whose ICRC was checked and matched")                             \
 	X(ICRC_BAD, "icrc_bad", "icrc_frames", "result=\"bad\"",                            \
@@ -115,7 +119,9 @@ enum roceval_rule {
  */
 #define ROCEVAL_METRIC_FAMILIES(X)                                                         \
 	X("frames", "frames seen by the XDP program")                                      \
+	X("bytes", "bytes of the frames seen, from the Ethernet header (no FCS)")          \
 	X("roce_frames", "frames to a RoCEv2 UDP port, valid or not")                      \
+	X("roce_bytes", "bytes of the frames to a RoCEv2 UDP port")                        \
 	X("icrc_frames", "RoCEv2 frames by ICRC outcome: ok, bad, unchecked (could not be computed), skipped (icrc_sample)") \
 	X("dropped_frames", "frames dropped by enforce mode")                              \
 	X("trace_frames", "violating frames sampled to a running trace, or skipped by its rate limit or a full ring buffer")

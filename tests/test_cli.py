@@ -10,7 +10,7 @@ import roce
 from conftest import CAPTURES, ROCEVAL, ROOT, run
 
 CNP_PCAP = CAPTURES / "cnp-connectx4lx-ipv4.pcap"
-TOTALS = ("frames", "roce", "icrc_ok", "icrc_bad", "icrc_unchecked", "icrc_skipped", "dropped",
+TOTALS = ("frames", "bytes", "roce", "roce_bytes", "icrc_ok", "icrc_bad", "icrc_unchecked", "icrc_skipped", "dropped",
           "trace_samples", "trace_skipped")
 
 
@@ -300,3 +300,16 @@ def test_more_flows_grammar(tmp_path):
     assert "  (1 more flow)\n" in out
     out = run("replay", "--top", "1", pcap, check=True).stdout
     assert "  (2 more flows)\n" in out
+
+
+def test_byte_totals(tmp_path):
+    """bytes and roce_bytes: whole frames, summed independently here."""
+    send_only = roce.opcode(roce.RC, "SEND_ONLY")
+    rocev2 = [bytes(roce.roce(send_only, b"\x00" * n, dqpn=0x20 + n)) for n in (0, 8, 256)]
+    rocev2.append(bytes(roce.cnp(ipv6=True)))
+    other = bytes(roce.frame(roce.transport(send_only, b""), dport=4792))  # not a RoCEv2 port
+    pcap = roce.write_pcap(tmp_path / "b.pcap", rocev2 + [other])
+    r = json.loads(run("replay", "--json", pcap, check=True).stdout)
+    assert (r["frames"], r["roce"]) == (5, 4)
+    assert r["roce_bytes"] == sum(map(len, rocev2))
+    assert r["bytes"] == sum(map(len, rocev2)) + len(other)

@@ -254,6 +254,13 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
     assert total_series() and set(total_series()) <= set(want)
     assert all(tid in m for tid in total_series())
     assert m["roceval_flows"] >= 1 and m["roceval_flows_max"] == 65536
+    # byte counters: the RoCEv2 frames' lengths, summed here from the pcap
+    roce_frames = [f for f in read_pcap(pcap) if len(f) > 37 and
+                   ((f[12:14] == b"\x08\x00" and f[23] == 17 and f[36:38] == b"\x12\xb7") or
+                    (f[12:14] == b"\x86\xdd" and f[20] == 17 and f[56:58] == b"\x12\xb7"))]
+    assert len(roce_frames) == want["roce"]
+    assert m["roceval_roce_bytes_total"] == want["roce_bytes"] == sum(map(len, roce_frames))
+    assert m["roceval_bytes_total"] >= want["bytes"]
 
     # one family for every rule: the rule and its severity are labels
     body = r["body"]

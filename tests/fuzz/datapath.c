@@ -741,7 +741,7 @@ static void push(const struct frame *f, enum mode mode)
 			  e.roce);
 	if (!e.roce) {
 		for (int i = 0; i < TOTAL__COUNT; i++)
-			if (i != TOTAL_FRAMES && d->total[i])
+			if (i != TOTAL_FRAMES && i != TOTAL_BYTES && d->total[i])
 				violation(f, mode, "not RoCEv2 but %s grew", total_ids[i]);
 		for (int i = 0; i < RULE__COUNT; i++)
 			if (d->rule[i])
