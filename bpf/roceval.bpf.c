@@ -244,7 +244,7 @@ static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct rocev
 }
 
 /*
- * rocev2.md section 5: the variant fields become all ones.  The LRH slot
+ * IBA A17.4.2: the variant fields become all ones.  The LRH slot
  * gets 00 00 00 00 FF FF FF FF, not eight 0xFF: the CRC starts from 0 where
  * the ICRC's starts from ~0 (see roceval_crc.bpf.h).
  */
