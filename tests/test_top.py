@@ -132,3 +132,32 @@ def test_top_without_a_terminal(netns):
     res = run("top", netns.if_rx, "--sort", "size", netns=netns.rx)
     assert res.returncode == 2
     assert res.stderr == "roceval top: --sort size: expected rate, count or name; see 'roceval help top'\n"
+
+
+def test_top_on_a_terminal_without_term(netns):
+    """A terminal whose type is not known: one clear line and exit 1, the terminal untouched."""
+    import os
+    import pty
+
+    run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)
+    env = {k: v for k, v in os.environ.items() if k != "TERM"}
+    for term_env, want in ((env, "TERM is not set"), ({**env, "TERM": "no-such-term"},
+                                                      "unknown terminal type 'no-such-term'")):
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execvpe("nsenter", ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "top",
+                                   netns.if_rx], term_env)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 1
+        assert out.decode().replace("\r\n", "\n") == \
+            f"roceval: top: {want}: set TERM to your terminal's type, or run 'roceval top' with " \
+            "output to a pipe or a file\n"
