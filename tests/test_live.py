@@ -287,33 +287,41 @@ def test_several_traces_on_one_interface(netns, pcaps, tmp_path):
     """Like tcpdump: two traces on one interface both get every sample; one ending leaves the
     other running; more than the slots are refused; no lock file is left behind."""
     attach(netns)
+    procs = []
 
     def start(*opts):
         p = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx,
                               "--json", *opts], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(p)
         assert "tracing" in p.stderr.readline()
         return p
 
-    a, b = start(), start("--rule", "icrc")
-    send(netns, pcaps["bad"], tmp_path)
-    s = wait_roce(netns, N_BAD)
-    assert s["trace_samples"] == 2 * N_BAD  # each frame to each trace
-    b.terminate()
-    out_b, err_b = b.communicate(timeout=10)
-    assert len(out_b.splitlines()) == N_BAD and f"{N_BAD} samples, 0 skipped" in err_b
+    try:
+        a, b = start(), start("--rule", "icrc")
+        send(netns, pcaps["bad"], tmp_path)
+        s = wait_roce(netns, N_BAD)
+        assert s["trace_samples"] == 2 * N_BAD  # each frame to each trace
+        b.terminate()
+        out_b, err_b = b.communicate(timeout=10)
+        assert len(out_b.splitlines()) == N_BAD and f"{N_BAD} samples, 0 skipped" in err_b
 
-    # b gone, a still samples
-    send(netns, pcaps["bad"], tmp_path)
-    wait_roce(netns, 2 * N_BAD)
-    others = [start() for _ in range(3)]  # a and three more: every slot taken
-    full = run("trace", netns.if_rx, netns=netns.rx, timeout=10)
-    assert (full.returncode, full.stderr) == \
-        (1, f"roceval: {netns.if_rx}: 4 traces already run on this interface; stop one first\n")
-    for p in others + [a]:
-        p.terminate()
-    out_a, _ = a.communicate(timeout=10)
-    for p in others:
-        p.communicate(timeout=10)
+        # b gone, a still samples
+        send(netns, pcaps["bad"], tmp_path)
+        wait_roce(netns, 2 * N_BAD)
+        others = [start() for _ in range(3)]  # a and three more: every slot taken
+        full = run("trace", netns.if_rx, netns=netns.rx, timeout=10)
+        assert (full.returncode, full.stderr) == \
+            (1, f"roceval: {netns.if_rx}: 4 traces already run on this interface; stop one first\n")
+        for p in others + [a]:
+            p.terminate()
+        out_a, _ = a.communicate(timeout=10)
+        for p in others:
+            p.communicate(timeout=10)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     samples = [json.loads(line) for line in out_a.splitlines()]
     assert len(samples) == 2 * N_BAD and all(smp["interface"] == netns.if_rx for smp in samples)
 
