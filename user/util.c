@@ -15,12 +15,19 @@
 
 int verbose;
 
+/* One write per message: stderr is unbuffered, and a line in pieces can interleave. */
 static void vlog(const char *fmt, va_list ap)
 {
-	fputs("roceval: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	if (!*fmt || fmt[strlen(fmt) - 1] != '\n')
-		fputc('\n', stderr);
+	char line[8192];
+	int n = snprintf(line, sizeof(line), "roceval: ");
+
+	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	if (n >= (int)sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	if (line[n - 1] != '\n')
+		line[n++] = '\n';
+	line[n] = '\0';
+	fputs(line, stderr);
 }
 
 void pr_warn(const char *fmt, ...)
