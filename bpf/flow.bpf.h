@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Stateful validation per queue pair (rocev2.md section 4): PSN order,
+ * Stateful validation per queue pair (IBA 9.7, 9.8.3): PSN order,
  * message sequence, MSN, PMTU consistency.  Included by roceval.bpf.c after
  * the scratch and frame_info definitions.
  *

@@ -279,7 +279,7 @@ static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct rocev
 }
 
 /*
- * rocev2.md section 5: the variant fields become all ones.  The LRH slot
+ * IBA A17.4.2: the variant fields become all ones.  The LRH slot
  * gets 00 00 00 00 FF FF FF FF, not eight 0xFF: the CRC starts from 0 where
  * the ICRC's starts from ~0 (see roceval_crc.bpf.h).  A RoCEv1 GRH is
  * masked as an IPv6 header is (IBA A16: TClass, FlowLabel, HopLmt), and
@@ -364,6 +364,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	if (!ctx || !cnt || !cfg || !s)
 		return XDP_PASS;
 	cnt->total[TOTAL_FRAMES]++;
+	cnt->total[TOTAL_BYTES] += len;
 	s->rules = 0;
 	fi = &s->fi;
 	li = &s->li;
@@ -385,6 +386,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 		return XDP_PASS;
 
 	cnt->total[TOTAL_ROCE]++;
+	cnt->total[TOTAL_ROCE_BYTES] += len;
 	if (li->v1)
 		cnt->total[TOTAL_ROCEV1]++;
 	else if (li->ipv6)

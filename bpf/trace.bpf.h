@@ -3,10 +3,12 @@
  * On-demand samples of violating frames for `roceval trace`.
  *
  * Off unless settings.trace_on: the hook in roceval_frame() tests that one
- * word first, so a host nobody is tracing pays nothing.  While a trace runs,
- * frames that match its filters go to a ring buffer, rate-limited by a
- * per-CPU token bucket so a storm of bad frames cannot flood the host; what
- * the bucket or a full ring turns away is counted in trace_skipped.
+ * word first, so a host nobody is tracing pays nothing.  Each running trace
+ * has a slot: its filters in trace_filters, its own ring buffer in trace_rbs,
+ * its own per-CPU token bucket, so several traces on one interface each get
+ * every frame that matches their filters and one ending does not stop the
+ * others.  A bucket keeps a storm of bad frames from flooding the host; what
+ * a bucket or a full ring turns away is counted in trace_skipped.
  */
 #ifndef ROCEVAL_TRACE_BPF_H
 #define ROCEVAL_TRACE_BPF_H
@@ -15,10 +17,25 @@
 /* Idle longer than this and the bucket is simply full: keeps elapsed * rate in 64 bits. */
 #define TRACE_IDLE_FULL (1000 * TRACE_NSEC)
 
-struct {
+struct trace_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 512 * 1024);
-} trace_rb SEC(".maps");
+	__uint(max_entries, ROCEVAL_TRACE_RB_BYTES);
+};
+
+/* Slot i: the ring buffer of the trace in slot i, put there by that trace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, ROCEVAL_MAX_TRACES);
+	__type(key, __u32);
+	__array(values, struct trace_ring);
+} trace_rbs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROCEVAL_MAX_TRACES);
+	__type(key, __u32);
+	__type(value, struct roceval_trace_filter);
+} trace_filters SEC(".maps");
 
 /* Tokens are kept in units of 1/1e9 token so refill needs no division. */
 struct trace_bucket {
@@ -28,7 +45,7 @@ struct trace_bucket {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, ROCEVAL_MAX_TRACES);
 	__type(key, __u32);
 	__type(value, struct trace_bucket);
 } trace_tb SEC(".maps");
@@ -51,18 +68,18 @@ struct {
  * was parsed; a frame cut short before it cannot match a QP or address filter.
  */
 static __always_inline bool trace_match(const struct roceval_scratch *s,
-					const struct roceval_settings *cfg)
+					const struct roceval_trace_filter *flt)
 {
 	const struct frame_info *fi = &s->fi;
-	__u32 fam = cfg->trace_addr_family;
+	__u32 fam = flt->addr_family;
 
-	if (cfg->trace_rules && !(s->rules & cfg->trace_rules))
+	if (flt->rules && !(s->rules & flt->rules))
 		return false;
-	if (cfg->trace_qpn == ROCEVAL_ANY_QPN && !fam)
+	if (flt->qpn == ROCEVAL_ANY_QPN && !fam)
 		return true;
 	if (!fi->has_bth)
 		return false;
-	if (cfg->trace_qpn != ROCEVAL_ANY_QPN && fi->dqpn != cfg->trace_qpn)
+	if (flt->qpn != ROCEVAL_ANY_QPN && fi->dqpn != flt->qpn)
 		return false;
 	if (fam) {
 		__u32 want[4], src[4], dst[4];
@@ -70,7 +87,7 @@ static __always_inline bool trace_match(const struct roceval_scratch *s,
 
 		if (v6 != !!fi->ipv6)
 			return false;
-		__builtin_memcpy(want, cfg->trace_addr, 16);
+		__builtin_memcpy(want, flt->addr, 16);
 		__builtin_memcpy(src, fi->saddr, 16);
 		__builtin_memcpy(dst, fi->daddr, 16);
 		/* IPv4 addresses are in the first word, the rest zero on both sides */
@@ -102,21 +119,26 @@ static __always_inline bool trace_take_token(struct trace_bucket *tb,
 	return true;
 }
 
-static __always_inline void trace_sample(void *ctx, bool tc, __u32 base, __u32 len, __u32 wire,
-					 struct roceval_scratch *s,
-					 const struct roceval_settings *cfg,
-					 struct roceval_counters *cnt)
+/* One trace's sample of the frame, if its filters take it. */
+static __always_inline void trace_sample_one(void *ctx, bool tc, __u32 base, __u32 len, __u32 wire,
+					     struct roceval_scratch *s,
+					     const struct roceval_settings *cfg,
+					     struct roceval_counters *cnt, __u32 slot)
 {
-	__u32 zero = 0;
+	const struct roceval_trace_filter *flt;
 	struct trace_bucket *tb;
 	struct trace_buf *tbuf;
+	void *rb;
+	__u32 zero = 0;
 	__u64 cap;
 
-	if (!trace_match(s, cfg))
+	flt = bpf_map_lookup_elem(&trace_filters, &slot);
+	if (!flt || !trace_match(s, flt))
 		return;
-	tb = bpf_map_lookup_elem(&trace_tb, &zero);
+	tb = bpf_map_lookup_elem(&trace_tb, &slot);
 	tbuf = bpf_map_lookup_elem(&trace_buf, &zero);
-	if (!tb || !tbuf)
+	rb = bpf_map_lookup_elem(&trace_rbs, &slot);
+	if (!tb || !tbuf || !rb)
 		return;
 	if (!trace_take_token(tb, cfg)) {
 		cnt->total[TOTAL_TRACE_SKIPPED]++;
@@ -124,7 +146,7 @@ static __always_inline void trace_sample(void *ctx, bool tc, __u32 base, __u32 l
 	}
 
 	/* snaplen 0: the headers the program parsed, never payload */
-	cap = cfg->trace_snaplen ? cfg->trace_snaplen : s->fi.hdr_end;
+	cap = flt->snaplen ? flt->snaplen : s->fi.hdr_end;
 	if (cap > len)
 		cap = len;
 	barrier_var(cap);
@@ -140,10 +162,20 @@ static __always_inline void trace_sample(void *ctx, bool tc, __u32 base, __u32 l
 	tbuf->ev.flags = s->fi.icrc_checked ? ROCEVAL_EV_ICRC_CHECKED : 0;
 	tbuf->ev.icrc_expected = s->fi.icrc_checked ? s->fi.icrc_expected : 0;
 	tbuf->ev.icrc_found = s->fi.icrc_checked ? s->fi.icrc_found : 0;
-	if (bpf_ringbuf_output(&trace_rb, tbuf, sizeof(tbuf->ev) + cap, 0))
+	if (bpf_ringbuf_output(rb, tbuf, sizeof(tbuf->ev) + cap, 0))
 		cnt->total[TOTAL_TRACE_SKIPPED]++;
 	else
 		cnt->total[TOTAL_TRACE_SAMPLES]++;
+}
+
+static __always_inline void trace_sample(void *ctx, bool tc, __u32 base, __u32 len, __u32 wire,
+					 struct roceval_scratch *s,
+					 const struct roceval_settings *cfg,
+					 struct roceval_counters *cnt)
+{
+	for (__u32 slot = 0; slot < ROCEVAL_MAX_TRACES; slot++)
+		if (cfg->trace_on & (1u << slot))
+			trace_sample_one(ctx, tc, base, len, wire, s, cfg, cnt, slot);
 }
 
 #endif /* ROCEVAL_TRACE_BPF_H */

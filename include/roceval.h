@@ -55,18 +55,34 @@ struct roceval_settings {
 	__u32 rd_strict;   /* 1: parse the RD opcode range as IBA RD, not as mlx5 DC */
 	__u16 ports[ROCEVAL_MAX_PORTS]; /* extra RoCEv2 UDP ports, 0 = unused */
 	__u16 pkeys[ROCEVAL_MAX_PKEYS]; /* compared on the low 15 bits (the partition) */
-	/* Trace: off unless a `roceval trace` is running, so it costs nothing otherwise. */
+	/*
+	 * Trace: a bit per running `roceval trace` (its slot in trace_filters),
+	 * 0 when none runs, so sampling costs nothing otherwise.
+	 */
 	__u32 trace_on;
-	__u32 trace_snaplen;	 /* bytes of the frame in a sample; 0: its headers, never payload */
-	__u64 trace_rules;	 /* bit per rule; 0 = any violation */
-	__u32 trace_qpn;	 /* DestQP to sample, or ROCEVAL_ANY_QPN */
-	__u32 trace_addr_family; /* 0 any, 4 or 6 */
-	__u8 trace_addr[16];	 /* source or destination address to sample */
-	__u32 trace_rate;	 /* samples per second (token bucket refill) */
-	__u32 trace_burst;	 /* token bucket depth */
+	__u32 trace_rate;  /* samples per second and trace (token bucket refill) */
+	__u32 trace_burst; /* token bucket depth */
+	__u32 pad;
 };
 
 #define ROCEVAL_ANY_QPN 0xFFFFFFFFu
+
+/*
+ * Traces that can run on one interface at once, as tcpdump allows: each has
+ * a slot with its own filters (trace_filters) and its own ring buffer
+ * (trace_rbs, created by the trace and put in the slot).
+ */
+#define ROCEVAL_MAX_TRACES 4
+#define ROCEVAL_TRACE_RB_BYTES (512 * 1024)
+
+struct roceval_trace_filter {
+	__u32 owner;	   /* pid of the trace holding the slot, 0 when free */
+	__u32 snaplen;	   /* bytes of the frame in a sample; 0: its headers, never payload */
+	__u64 rules;	   /* bit per rule; 0 = any violation */
+	__u32 qpn;	   /* DestQP to sample, or ROCEVAL_ANY_QPN */
+	__u32 addr_family; /* 0 any, 4 or 6 */
+	__u8 addr[16];	   /* source or destination address to sample */
+};
 
 /*
  * The flow table: one entry per (source IP, destination IP, DestQP).  Its

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * RoCEv2 wire facts shared by the BPF program and userspace: header sizes,
- * transports, and the opcode table (rocev2.md section 3) that drives both
+ * transports, and the opcode table (IBA 9.2.1, 9.3) that drives both
  * the validator and the decoders.  Everything here is plain data so the BPF
  * side indexes it instead of branching on opcodes.
  */
@@ -58,7 +58,7 @@ enum roce_transport {
 #define TR_RC_RD_XRC (TRB(RC) | TRB(RD) | TRB(XRC))
 #define TR_RC_XRC (TRB(RC) | TRB(XRC))
 
-/* What the payload of an opcode may be (rocev2.md section 3, last column). */
+/* What the payload of an opcode may be (IBA 9.7.7 and the opcode's headers, 9.3-9.4). */
 enum roce_payload_rule {
 	PL_NONE = 0, /* no payload at all */
 	PL_PMTU,     /* FIRST/MIDDLE: exactly the PMTU */

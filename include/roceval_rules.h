@@ -19,38 +19,38 @@ enum roceval_severity {
 };
 
 #define ROCEVAL_RULES(X)                                                                   \
-	X(ICRC, "icrc", SEV_ERROR, "IBA A17.4.2, rocev2.md 5",                             \
+	X(ICRC, "icrc", SEV_ERROR, "IBA A17.4.2",                             \
 	  "ICRC mismatch: an invariant field changed on the way or the sender computed it wrongly") \
-	X(TRUNCATED, "truncated", SEV_ERROR, "rocev2.md 1",                                 \
+	X(TRUNCATED, "truncated", SEV_ERROR, "IBA A17.4, 9.2",                              \
 	  "frame (as long as it was on the wire) shorter than its IP/UDP or GRH lengths, or than the headers its opcode needs") \
-	X(IP_FRAGMENT, "ip_fragment", SEV_WARNING, "rocev2.md 1",                           \
+	X(IP_FRAGMENT, "ip_fragment", SEV_WARNING, "IBA A17.4, RFC 791",                    \
 	  "first fragment of a fragmented IP datagram to a RoCEv2 port (cannot be validated)") \
-	X(TVER, "tver", SEV_ERROR, "IBA 9.2, rocev2.md 2", "BTH.TVer is not 0")              \
-	X(OPCODE, "opcode", SEV_ERROR, "IBA 9.2.1, rocev2.md 3",                            \
+	X(TVER, "tver", SEV_ERROR, "IBA 9.2", "BTH.TVer is not 0")              \
+	X(OPCODE, "opcode", SEV_ERROR, "IBA 9.2.1",                            \
 	  "opcode reserved or undefined for its transport")                               \
-	X(PKEY, "pkey", SEV_ERROR, "IBA 9.2.3, rocev2.md 2",                                \
+	X(PKEY, "pkey", SEV_ERROR, "IBA 9.2.3",                                \
 	  "P_Key invalid (low 15 bits zero) or not in the allowed list")                   \
-	X(RESERVED, "reserved", SEV_ERROR, "IBA 9.2, 9.3, rocev2.md 2-3",                   \
+	X(RESERVED, "reserved", SEV_ERROR, "IBA 9.2, 9.3",                   \
 	  "non-zero reserved bits (BTH Resv6/Resv7, DETH/RDETH/XRCETH Resv8, CNP reserved bytes)") \
-	X(PAD, "pad", SEV_ERROR, "IBA 9.2.2, rocev2.md 4",                                  \
+	X(PAD, "pad", SEV_ERROR, "IBA 9.2.2",                                  \
 	  "PadCnt non-zero where no pad is allowed, transport length not a multiple of 4, or PadCnt beyond the payload") \
-	X(PAYLOAD_LENGTH, "payload_length", SEV_ERROR, "IBA 9.7.7, rocev2.md 3-4",          \
+	X(PAYLOAD_LENGTH, "payload_length", SEV_ERROR, "IBA 9.7.7",          \
 	  "payload size illegal for the opcode, the PMTU or the RETH DMA length")          \
-	X(SE, "se", SEV_ERROR, "IBA 9.2.1, rocev2.md 4",                                    \
+	X(SE, "se", SEV_ERROR, "IBA 9.2.1",                                    \
 	  "SE set on a packet other than the LAST/ONLY of a SEND or RDMA WRITE with immediate") \
-	X(ATOMIC_ALIGN, "atomic_align", SEV_ERROR, "IBA 9.4.5, rocev2.md 3",                \
+	X(ATOMIC_ALIGN, "atomic_align", SEV_ERROR, "IBA 9.4.5",                \
 	  "AtomicETH virtual address not 8-byte aligned")                                  \
-	X(AETH_SYNDROME, "aeth_syndrome", SEV_ERROR, "IBA 9.3.5, rocev2.md 3",              \
+	X(AETH_SYNDROME, "aeth_syndrome", SEV_ERROR, "IBA 9.3.5",              \
 	  "reserved AETH syndrome or NAK code")                                            \
-	X(PSN_GAP, "psn_gap", SEV_WARNING, "IBA 9.7.1, rocev2.md 4",                        \
+	X(PSN_GAP, "psn_gap", SEV_WARNING, "IBA 9.7.1",                        \
 	  "request PSN ahead of the expected one (packets lost or reordered upstream)")   \
-	X(PSN_DUPLICATE, "psn_duplicate", SEV_WARNING, "IBA 9.7.1, rocev2.md 4",            \
+	X(PSN_DUPLICATE, "psn_duplicate", SEV_WARNING, "IBA 9.7.1",            \
 	  "request PSN behind the expected one within the window (retransmission or duplicate)") \
-	X(OPCODE_SEQUENCE, "opcode_sequence", SEV_WARNING, "IBA 9.8.3, rocev2.md 4",        \
+	X(OPCODE_SEQUENCE, "opcode_sequence", SEV_WARNING, "IBA 9.8.3",        \
 	  "MIDDLE/LAST with no open message of that operation, or FIRST/ONLY while one is open") \
-	X(MSN_REGRESS, "msn_regress", SEV_WARNING, "IBA 9.7.5.1, rocev2.md 4",              \
+	X(MSN_REGRESS, "msn_regress", SEV_WARNING, "IBA 9.7.5.1",              \
 	  "AETH MSN lower than the last MSN seen on the flow")                             \
-	X(PMTU_INCONSISTENT, "pmtu_inconsistent", SEV_WARNING, "IBA 9.7.7, rocev2.md 4",    \
+	X(PMTU_INCONSISTENT, "pmtu_inconsistent", SEV_WARNING, "IBA 9.7.7",    \
 	  "FIRST/MIDDLE payload sizes differ within one flow")                             \
 	X(FLOW_EVICTED, "flow_evicted", SEV_INFO, "roceval",                                \
 	  "flows dropped from a full flow table (their sequence state was lost)")          \
@@ -63,7 +63,7 @@ enum roceval_severity {
 	X(NAK_OPERATIONAL, "nak_operational", SEV_INFO, "IBA 9.7.5.2.4",                    \
 	  "NAK: remote operational error")                                                 \
 	X(NAK_RNR, "nak_rnr", SEV_INFO, "IBA 9.7.5.2.8", "RNR NAK: receiver not ready")      \
-	X(OPCODE_VENDOR, "opcode_vendor", SEV_INFO, "IBA 9.2.1, rocev2.md 2",               \
+	X(OPCODE_VENDOR, "opcode_vendor", SEV_INFO, "IBA 9.2.1",               \
 	  "manufacturer-specific opcodes 0xC0-0xFF (only their BTH is checked)")           \
 	X(CM, "cm", SEV_INFO, "IBA 12.6, 13.4", "RDMA CM MADs decoded (UD SEND_ONLY to QP1, class 0x07)") \
 	X(CM_ESTABLISHED, "cm_established", SEV_INFO, "IBA 12.6",                          \
@@ -104,29 +104,61 @@ enum roceval_rule {
 /*
  * Frame-level counters that are not rules.  Together they account for every
  * frame: roce = icrc_ok + icrc_bad + icrc_unchecked + icrc_skipped, and
- * roce = rocev1 + rocev2_ipv4 + rocev2_ipv6.
+ * roce = rocev1 + rocev2_ipv4 + rocev2_ipv6.  The byte counts are of whole
+ * frames as XDP sees them (all fragments of a multi-buffer frame).
  *
- * X(ENUM, id, description)
+ * Each row also says where it goes in the Prometheus exposition: the metric
+ * family (roceval_<family>_total, a family of ROCEVAL_METRIC_FAMILIES) and
+ * the label that tells it from the family's other rows ("" when it is alone
+ * in its family).  A row whose family is "" is not exported, because it is
+ * the sum of other rows and Prometheus sums them itself.
+ *
+ * X(ENUM, id, metric family, label, description)
  */
 #define ROCEVAL_TOTALS(X)                                                                  \
-	X(FRAMES, "frames", "frames seen by the program")                                  \
-	X(ROCE, "roce", "RoCE frames, valid or not: RoCEv1 (EtherType 0x8915) and RoCEv2 (a RoCEv2 UDP port)") \
-	X(ROCEV1, "rocev1", "RoCEv1 frames: EtherType 0x8915, a GRH, then the BTH")        \
-	X(ROCEV2_IPV4, "rocev2_ipv4", "RoCEv2 frames over IPv4")                           \
-	X(ROCEV2_IPV6, "rocev2_ipv6", "RoCEv2 frames over IPv6")                           \
-	X(ICRC_OK, "icrc_ok", "RoCE frames whose ICRC was checked and matched")            \
-	X(ICRC_BAD, "icrc_bad", "RoCE frames whose ICRC was checked and did not match")    \
-	X(ICRC_UNCHECKED, "icrc_unchecked",                                                \
+	X(FRAMES, "frames", "frames", "", "frames seen by the program")                    \
+	X(BYTES, "bytes", "bytes", "", "bytes of the frames seen, from the Ethernet header (no FCS)") \
+	X(ROCE, "roce", "", "",                                                             \
+	  "RoCE frames, valid or not: RoCEv1 (EtherType 0x8915) and RoCEv2 (a RoCEv2 UDP port)") \
+	X(ROCEV1, "rocev1", "roce_frames", "family=\"rocev1\"",                              \
+	  "RoCEv1 frames: EtherType 0x8915, a GRH, then the BTH")                          \
+	X(ROCEV2_IPV4, "rocev2_ipv4", "roce_frames", "family=\"rocev2_ipv4\"",                \
+	  "RoCEv2 frames over IPv4")                                                       \
+	X(ROCEV2_IPV6, "rocev2_ipv6", "roce_frames", "family=\"rocev2_ipv6\"",                \
+	  "RoCEv2 frames over IPv6")                                                       \
+	X(ROCE_BYTES, "roce_bytes", "roce_bytes", "", "bytes of the RoCE frames")         \
+	X(ICRC_OK, "icrc_ok", "icrc_frames", "result=\"ok\"",                               \
+	  "RoCE frames whose ICRC was checked and matched")                               \
+	X(ICRC_BAD, "icrc_bad", "icrc_frames", "result=\"bad\"",                            \
+	  "RoCE frames whose ICRC was checked and did not match")                         \
+	X(ICRC_UNCHECKED, "icrc_unchecked", "icrc_frames", "result=\"unchecked\"",          \
 	  "RoCE frames whose ICRC could not be computed (truncated, snapped, IP fragment, or a datagram over 16376 bytes)") \
-	X(ICRC_SKIPPED, "icrc_skipped", "RoCE frames not ICRC-checked because of icrc_sample") \
-	X(SNAPPED, "snapped",                                                              \
+	X(ICRC_SKIPPED, "icrc_skipped", "icrc_frames", "result=\"skipped\"",                \
+	  "RoCE frames not ICRC-checked because of icrc_sample")                          \
+	X(SNAPPED, "snapped", "snapped_frames", "",                                        \
 	  "replayed RoCE frames the capture holds only the start of (captured length below the wire length): judged on the bytes present, ICRC unchecked") \
-	X(DROPPED, "dropped", "frames dropped by enforce mode")                            \
-	X(TRACE_SAMPLES, "trace_samples", "violating frames sent to a running trace")      \
-	X(TRACE_SKIPPED, "trace_skipped", "violating frames not sampled: trace rate limit or ring buffer full")
+	X(DROPPED, "dropped", "dropped_frames", "", "frames dropped by enforce mode")      \
+	X(TRACE_SAMPLES, "trace_samples", "trace_frames", "result=\"sampled\"",             \
+	  "violating frames sent to a running trace")                                     \
+	X(TRACE_SKIPPED, "trace_skipped", "trace_frames", "result=\"skipped\"",             \
+	  "violating frames not sampled: trace rate limit or ring buffer full")
+
+/*
+ * The counter families the totals above are exported in, roceval_<name>_total,
+ * with their HELP text.  X(name, help)
+ */
+#define ROCEVAL_METRIC_FAMILIES(X)                                                         \
+	X("frames", "frames seen by the program")                                          \
+	X("bytes", "bytes of the frames seen, from the Ethernet header (no FCS)")          \
+	X("roce_frames", "RoCE frames, valid or not, by family: rocev1 (EtherType 0x8915), rocev2_ipv4, rocev2_ipv6") \
+	X("roce_bytes", "bytes of the RoCE frames")                                        \
+	X("icrc_frames", "RoCE frames by ICRC outcome: ok, bad, unchecked (could not be computed), skipped (icrc_sample)") \
+	X("snapped_frames", "replayed RoCE frames the capture cut short of their wire length (ICRC unchecked)") \
+	X("dropped_frames", "frames dropped by enforce mode")                              \
+	X("trace_frames", "violating frames sampled to a running trace, or skipped by its rate limit or a full ring buffer")
 
 enum roceval_total {
-#define ROCEVAL_TOTAL_ENUM(e, id, desc) TOTAL_##e,
+#define ROCEVAL_TOTAL_ENUM(e, id, metric, label, desc) TOTAL_##e,
 	ROCEVAL_TOTALS(ROCEVAL_TOTAL_ENUM)
 #undef ROCEVAL_TOTAL_ENUM
 	TOTAL__COUNT

@@ -92,7 +92,7 @@ def test_bench_live_json():
     (["--repeat", "0"], "roceval bench: --repeat 0: expected 1-10000000; see 'roceval help bench'\n"),
     (["--rounds", "x"], "roceval bench: --rounds x: expected 1-1000; see 'roceval help bench'\n"),
     (["extra"], "roceval bench: unexpected argument 'extra'; see 'roceval help bench'\n"),
-    (["--bogus"], "roceval bench: bad option '--bogus'; see 'roceval help bench'\n"),
+    (["--bogus"], "roceval bench: unknown option or missing value: '--bogus'; see 'roceval help bench'\n"),
     (["-x"], "roceval bench: unknown option '-x'; see 'roceval help bench'\n"),
     (["--repeat"], "roceval bench: option '--repeat' needs a value; see 'roceval help bench'\n"),
 ])

@@ -2,13 +2,15 @@
 """The roceval command line: replay's errors and output, help, prefixes, the rule list."""
 import json
 import re
+import subprocess
 
 import pytest
 
 import roce
 from conftest import ROCEVAL, ROOT, run
 
-TOTALS = ("frames", "roce", "icrc_ok", "icrc_bad", "icrc_unchecked", "icrc_skipped", "dropped",
+TOTALS = ("frames", "bytes", "roce", "rocev1", "rocev2_ipv4", "rocev2_ipv6", "roce_bytes", "icrc_ok", "icrc_bad",
+          "icrc_unchecked", "icrc_skipped", "snapped", "dropped",
           "trace_samples", "trace_skipped")
 
 
@@ -257,3 +259,60 @@ def test_rules_text_and_markdown():
     md = run("rules", "--markdown", check=True).stdout
     assert [m for m in re.findall(r"^\| `(\w+)` \| (?:error|warning|info) \|", md, re.M)] == ids
     one_error_line(run("rules", "--yaml"), 2, "rules")
+
+
+@pytest.mark.parametrize("cmd", commands())
+def test_unknown_option_is_one_line_everywhere(cmd):
+    """Every command says an unknown option the same way, in one line, and exits 2."""
+    for opt in ("--frobnicate", "-Z"):
+        res = run(cmd, opt, "x", stdin=subprocess.DEVNULL)
+        assert res.returncode == 2, (cmd, opt, res.stderr)
+        assert res.stderr.count("\n") == 1, (cmd, opt, res.stderr)
+        assert res.stderr.startswith(f"roceval {cmd}: ") and f"see 'roceval help {cmd}'" in res.stderr
+
+
+IFACE_COMMANDS = [("attach",), ("status",), ("stats",), ("top", "-n", "1"), ("trace",), ("config",),
+                  ("gen", "--count", "1", "-i")]
+
+
+@pytest.mark.parametrize("args", IFACE_COMMANDS, ids=[a[0] for a in IFACE_COMMANDS])
+def test_no_such_interface_is_the_same_everywhere(args):
+    res = run(*args, "rvnosuch0", stdin=subprocess.DEVNULL)
+    assert (res.returncode, res.stderr) == (1, "roceval: rvnosuch0: no such interface\n"), args
+
+
+def test_exit_codes_are_documented():
+    text = run("help", check=True).stdout
+    assert "Exit status, for every command: 0 success; 1 a runtime failure (no such" in text
+    assert "2 bad usage" in text
+    assert "Exit status" in (ROOT / "README.md").read_text()
+
+
+def test_rule_references_cite_the_specification():
+    rules = json.loads(run("rules", "--json", check=True).stdout)
+    for r in rules:
+        assert "rocev2.md" not in r["reference"], r
+        assert re.match(r"^(IBA [A0-9]|RFC \d|roceval)", r["reference"]), r
+
+
+def test_more_flows_grammar(tmp_path):
+    send_only = roce.opcode(roce.RC, "SEND_ONLY")
+    pcap = roce.write_pcap(tmp_path / "three.pcap",
+                           [bytes(roce.roce(send_only, b"\x00" * 8, dqpn=q)) for q in (0x11, 0x12, 0x13)])
+    out = run("replay", "--top", "2", pcap, check=True).stdout
+    assert "  (1 more flow)\n" in out
+    out = run("replay", "--top", "1", pcap, check=True).stdout
+    assert "  (2 more flows)\n" in out
+
+
+def test_byte_totals(tmp_path):
+    """bytes and roce_bytes: whole frames, summed independently here."""
+    send_only = roce.opcode(roce.RC, "SEND_ONLY")
+    rocev2 = [bytes(roce.roce(send_only, b"\x00" * n, dqpn=0x20 + n)) for n in (0, 8, 256)]
+    rocev2.append(bytes(roce.cnp(ipv6=True)))
+    other = bytes(roce.frame(roce.transport(send_only, b""), dport=4792))  # not a RoCEv2 port
+    pcap = roce.write_pcap(tmp_path / "b.pcap", rocev2 + [other])
+    r = json.loads(run("replay", "--json", pcap, check=True).stdout)
+    assert (r["frames"], r["roce"]) == (5, 4)
+    assert r["roce_bytes"] == sum(map(len, rocev2))
+    assert r["bytes"] == sum(map(len, rocev2)) + len(other)

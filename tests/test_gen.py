@@ -8,6 +8,7 @@ that shares nothing with the C side: scapy's dissector and ICRC, and tests/roce.
 import json
 import logging
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -316,3 +317,20 @@ def test_demo_cleans_up_when_interrupted():
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130 and "interrupted" in err
     assert demo_leftovers(before) == (set(), set(), set())
+
+
+def test_fault_table_after_a_failed_send(netns):
+    """A send that fails part way still reports what was sent and injected, then the error."""
+    netns.ip("link", "set", netns.if_rx, "down", netns=netns.rx)  # the peer down: sends fail
+    netns.ip("link", "set", netns.if_tx, "down", netns=netns.tx)
+    res = run("gen", "-i", netns.if_tx, "--count", "50", "--corrupt-icrc", "50%", "--seed", "3",
+              netns=netns.tx)
+    assert res.returncode == 1
+    assert res.stderr == f"roceval: {netns.if_tx}: couldn't send a frame: Network is down\n"
+    assert re.match(rf"^0 frames to {netns.if_tx} \(seed 3\)\n\nFAULT +INJECTED +COUNTED AS\n", res.stdout)
+    assert re.search(r"^corrupt-icrc +0  icrc$", res.stdout, re.M)
+    assert "Expected: frames 0, roce 0, icrc_ok 0, icrc_bad 0" in res.stdout
+
+    res = run("gen", "-i", netns.if_tx, "--count", "50", "--json", netns=netns.tx)
+    assert res.returncode == 1
+    assert json.loads(res.stdout)["frames"] == 0

@@ -430,7 +430,7 @@ def test_live_family_split_and_trace_replay(netns, tmp_path):
         assert re.search(rf"^  {key} +{n}\b", text, re.M), key
     top = run("top", netns.if_rx, "-n", "1", netns=netns.rx, check=True,
               stdin=subprocess.DEVNULL).stdout
-    assert "family rocev1 2  rocev2_ipv4 3  rocev2_ipv6 1" in top
+    assert "family rocev1 2 rocev2_ipv4 3 rocev2_ipv6 1" in top
 
     # the trace file holds headers only: replayed, the frames are snapped, never truncated
     r = replay_json(out)

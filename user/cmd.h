@@ -22,6 +22,13 @@ void command_help(FILE *f, const struct command *cmd);
 int command_usage_error(const struct command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * The one message for an option getopt rejected (unknown, or missing its
+ * value), and EXIT_USAGE.  main() turns getopt's own message off, so this is
+ * the only line.
+ */
+int command_bad_option(const struct command *cmd, char **argv);
+
 #define ROCEVAL_VERSION "0.1.0"
 
 #endif

@@ -843,7 +843,6 @@ static int do_bench(int argc, char **argv)
 	int opt, err;
 
 	optind = 1;
-	opterr = 0; /* getopt's own message would be a second line */
 	while ((opt = getopt_long(argc, argv, ":jlr:n:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
@@ -866,7 +865,7 @@ static int do_bench(int argc, char **argv)
 			return command_usage_error(&cmd_bench, "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (!strncmp(argv[optind - 1], "--", 2))
-				return command_usage_error(&cmd_bench, "bad option '%s'", argv[optind - 1]);
+				return command_bad_option(&cmd_bench, argv);
 			return command_usage_error(&cmd_bench, "unknown option '-%c'", optopt);
 		}
 	}

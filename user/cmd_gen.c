@@ -1437,7 +1437,7 @@ static int do_gen(int argc, char **argv)
 								   faults[opt - OPT_FAULT].opt, optarg);
 				break;
 			}
-			return command_usage_error(&cmd_gen, "bad option");
+			return command_bad_option(&cmd_gen, argv);
 		}
 	}
 	if (optind != argc)

@@ -7,17 +7,19 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <termios.h>
+#include <curses.h>
+#include <locale.h>
+#include <stdarg.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "common.h"
+#include "json.h"
 #include "counters.h"
 #include "cm.h"
 #include "flows.h"
@@ -235,7 +237,7 @@ static int do_attach(int argc, char **argv)
 			if (settings_set(&cfg, settings_keys[opt - OPT_SETTING], optarg, err, sizeof(err)))
 				return command_usage_error(&cmd_attach, "%s", err);
 		} else {
-			return command_usage_error(&cmd_attach, "bad option");
+			return command_bad_option(&cmd_attach, argv);
 		}
 	}
 	for (; optind < argc; optind++) {
@@ -254,7 +256,7 @@ static int do_attach(int argc, char **argv)
 		return 1;
 	ret = live_attach(ifname, mode, multiprog, &cfg, &li);
 	if (ret)
-		return ret == -EINVAL || ret == -ENODEV ? EXIT_USAGE : 1;
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	printf("%s: attached roceval (program %u, %s mode%s); pinned in %s/%s/%s\n", ifname, li.prog_id,
 	       live_mode_name(li.mode), li.multiprog ? ", libxdp dispatcher" : "", live_pin_root(), li.netns,
 	       ifname);
@@ -291,8 +293,8 @@ const struct command cmd_attach = {
 		"      --flows N     flow table entries (also flows=N), fixed while attached;\n"
 		"                    default 65536, about 200 bytes each\n\n"
 		"Settings (change them later with 'roceval config'):\n" ROCEVAL_SETTINGS(SETTING_HELP_ARG) "\n"
-		"Exit status: 0 attached, 1 it could not be (the reason is printed; nothing is left\n"
-		"behind), 2 bad usage, bad setting or no such interface.\n\n"
+		"Exit status: 0 attached, 1 it could not be, no such interface included (the reason\n"
+		"is printed; nothing is left behind), 2 bad usage or a bad setting.\n\n"
 		"Examples:\n"
 		"  roceval attach eth0\n"
 		"  roceval attach eth0 --mode generic pmtu=1024 pkeys=0xffff\n"
@@ -403,10 +405,14 @@ static int status_one(struct live_iface *li, bool json, bool first, bool all)
 	stale = live_stale(li);
 	netns_name(li->netns_ino, nsname, sizeof(nsname));
 	if (json) {
-		printf("%s{\"interface\": \"%s\", \"ifindex\": %d, \"netns\": \"%s\", \"netns_inode\": %llu, "
-		       "\"netns_name\": ",
-		       first ? "" : ", ", li->ifname, li->ifindex, li->netns, (unsigned long long)li->netns_ino);
-		printf(*nsname ? "\"%s\"" : "null", nsname);
+		printf("%s{\"interface\": ", first ? "" : ", ");
+		json_str(stdout, li->ifname);
+		printf(", \"ifindex\": %d, \"netns\": \"%s\", \"netns_inode\": %llu, \"netns_name\": ",
+		       li->ifindex, li->netns, (unsigned long long)li->netns_ino);
+		if (*nsname)
+			json_str(stdout, nsname);
+		else
+			fputs("null", stdout);
 		printf(", \"this_netns\": %s, \"hook\": \"%s\", \"mode\": \"%s\", \"multiprog\": %s, "
 		       "\"program_id\": %u, \"attached_since\": \"%s\", \"attached_since_unix\": %lld, "
 		       "\"stale\": %s, \"enforce\": %s, \"settings\": ",
@@ -566,7 +572,9 @@ static int stats_print(const struct live_iface *li, const struct roceval_counter
 		cm_annotate(li->cm_ends_fd, flows, nflows);
 	}
 	if (json) {
-		printf("{\"interface\": \"%s\", \"time\": %lld, ", li->ifname, (long long)time(NULL));
+		fputs("{\"interface\": ", stdout);
+		json_str(stdout, li->ifname);
+		printf(", \"time\": %lld, ", (long long)time(NULL));
 		counters_print_json_fields(stdout, c);
 		fputs(", ", stdout);
 		if (top && li->flows_fd >= 0) {
@@ -627,7 +635,7 @@ static int do_stats(int argc, char **argv)
 			}
 			break;
 		default:
-			return command_usage_error(&cmd_stats, "bad option");
+			return command_bad_option(&cmd_stats, argv);
 		}
 	}
 	n = open_iface_arg(&cmd_stats, argc, argv, li);
@@ -759,66 +767,132 @@ const struct command cmd_config = {
 
 /* ---- top ---- */
 
-static struct termios saved_tty;
-static bool tty_raw;
+/*
+ * One screen of top is a list of lines, built without regard to the
+ * terminal; on a terminal ncurses shows what fits (each line cut at the
+ * width, the list at the height), elsewhere every line is printed.
+ */
+struct top_line {
+	char text[160];
+	int sev; /* -1: plain; else the rule severity it is coloured by */
+	bool bold;
+};
 
-static void tty_restore(void)
+struct top_screen {
+	struct top_line *v;
+	int n, cap;
+};
+
+enum top_sort { SORT_RATE, SORT_COUNT, SORT_NAME, SORT__COUNT };
+static const char *const sort_names[SORT__COUNT] = { "rate", "count", "name" };
+
+static void __attribute__((format(printf, 4, 5)))
+top_add(struct top_screen *sc, int sev, bool bold, const char *fmt, ...)
 {
-	if (!tty_raw)
-		return;
-	tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_tty);
-	/* show the cursor again, leave the alternate screen */
-	fputs("\033[?25h\033[?1049l", stdout);
-	fflush(stdout);
-	tty_raw = false;
+	va_list ap;
+
+	if (sc->n == sc->cap) {
+		int cap = sc->cap ? sc->cap * 2 : 64;
+		struct top_line *v = realloc(sc->v, cap * sizeof(*v));
+
+		if (!v)
+			return; /* a line less on the screen; the next refresh tries again */
+		sc->v = v;
+		sc->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(sc->v[sc->n].text, sizeof(sc->v[sc->n].text), fmt, ap);
+	va_end(ap);
+	sc->v[sc->n].sev = sev;
+	sc->v[sc->n].bold = bold;
+	sc->n++;
 }
 
-static int tty_make_raw(void)
+/* An interface name as it can be shown on a terminal: control bytes become '?'. */
+static const char *printable(const char *s, char *buf, size_t len)
 {
-	struct termios t;
+	size_t i;
 
-	if (tcgetattr(STDIN_FILENO, &saved_tty))
-		return -errno;
-	t = saved_tty;
-	t.c_lflag &= ~(ICANON | ECHO);
-	t.c_cc[VMIN] = 0;
-	t.c_cc[VTIME] = 0;
-	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t))
-		return -errno;
-	tty_raw = true;
-	atexit(tty_restore);
-	/* alternate screen, hidden cursor: the shell's screen comes back on exit */
-	fputs("\033[?1049h\033[?25l", stdout);
-	return 0;
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7F ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
 }
 
-static void top_render(FILE *f, const struct live_iface *li, const struct roceval_settings *cfg,
-		       const struct roceval_counters *c, const double *tr, const double *rr, double window)
+/* A rate, or "-" before there is an interval to measure it over. */
+static const char *rate_text(double r, bool known, char *buf, size_t len)
 {
-	int fired = 0;
+	if (!known)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f", r);
+	return buf;
+}
 
-	fprintf(f, "%s: %s mode, program %u, enforce %s, rates over %.1f s\n", li->ifname,
-		live_mode_name(li->mode), li->prog_id, cfg->enforce ? "ON" : "off", window);
-	fprintf(f, "  frames %14llu %12.1f/s    roce   %14llu %12.1f/s\n",
-		(unsigned long long)c->total[TOTAL_FRAMES], tr[TOTAL_FRAMES],
-		(unsigned long long)c->total[TOTAL_ROCE], tr[TOTAL_ROCE]);
-	fprintf(f, "  family rocev1 %llu  rocev2_ipv4 %llu  rocev2_ipv6 %llu\n",
+struct top_view {
+	enum top_sort sort;
+	bool paused;
+	double delay;
+	int flow_rows;
+};
+
+struct rule_order {
+	const double *rate;
+	const struct roceval_counters *c;
+	enum top_sort sort;
+};
+static struct rule_order order; /* qsort() passes no context */
+
+static int by_sort_key(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (order.sort == SORT_RATE && order.rate[x] != order.rate[y])
+		return order.rate[x] < order.rate[y] ? 1 : -1;
+	if (order.sort != SORT_NAME && order.c->rule[x] != order.c->rule[y])
+		return order.c->rule[x] < order.c->rule[y] ? 1 : -1;
+	return strcmp(rule_ids[x], rule_ids[y]);
+}
+
+static void top_build(struct top_screen *sc, const struct live_iface *li,
+		      const struct roceval_settings *cfg, const struct roceval_counters *c,
+		      const double *tr, const double *rr, bool current, const double *ta,
+		      const double *ra, const struct top_view *view)
+{
+	char name[IF_NAMESIZE * 2], a[32], b[32];
+	int idx[RULE__COUNT], fired = 0;
+
+	top_add(sc, -1, true, "%s: %s mode, program %u, enforce %s", printable(li->ifname, name, sizeof(name)),
+		live_mode_name(li->mode), li->prog_id, cfg->enforce ? "ON" : "off");
+	top_add(sc, -1, false, "  %-7s %14llu %10s/s  avg %10.1f/s", "frames",
+		(unsigned long long)c->total[TOTAL_FRAMES], rate_text(tr[TOTAL_FRAMES], current, a, sizeof(a)),
+		ta[TOTAL_FRAMES]);
+	top_add(sc, -1, false, "  %-7s %14llu %10s/s  avg %10.1f/s", "roce",
+		(unsigned long long)c->total[TOTAL_ROCE], rate_text(tr[TOTAL_ROCE], current, b, sizeof(b)),
+		ta[TOTAL_ROCE]);
+	top_add(sc, -1, false, "  family rocev1 %llu rocev2_ipv4 %llu rocev2_ipv6 %llu",
 		(unsigned long long)c->total[TOTAL_ROCEV1], (unsigned long long)c->total[TOTAL_ROCEV2_IPV4],
 		(unsigned long long)c->total[TOTAL_ROCEV2_IPV6]);
-	fprintf(f, "  icrc   ok %llu  bad %llu  unchecked %llu  skipped %llu    dropped %llu\n",
+	top_add(sc, -1, false, "  icrc ok %llu bad %llu unchecked %llu skipped %llu; dropped %llu",
 		(unsigned long long)c->total[TOTAL_ICRC_OK], (unsigned long long)c->total[TOTAL_ICRC_BAD],
 		(unsigned long long)c->total[TOTAL_ICRC_UNCHECKED],
 		(unsigned long long)c->total[TOTAL_ICRC_SKIPPED], (unsigned long long)c->total[TOTAL_DROPPED]);
-	fprintf(f, "\n  %-18s %14s %12s  %s\n", "RULE", "COUNT", "RATE", "SEVERITY");
-	for (int i = 0; i < RULE__COUNT; i++) {
-		if (!c->rule[i])
-			continue;
-		fired++;
-		fprintf(f, "  %-18s %14llu %10.1f/s  %s\n", rule_ids[i], (unsigned long long)c->rule[i], rr[i],
+	top_add(sc, -1, true, "  %-17s %10s %9s %9s %s", "RULE", "COUNT", "RATE/s", "AVG/s", "SEVERITY");
+	for (int i = 0; i < RULE__COUNT; i++)
+		if (c->rule[i])
+			idx[fired++] = i;
+	order = (struct rule_order){ .rate = rr, .c = c, .sort = view->sort };
+	qsort(idx, fired, sizeof(idx[0]), by_sort_key);
+	for (int k = 0; k < fired; k++) {
+		int i = idx[k];
+
+		/* bold while it fires: a rate over the last interval */
+		top_add(sc, rule_sevs[i], current && rr[i] > 0, "  %-17s %10llu %9s %9.1f %s", rule_ids[i],
+			(unsigned long long)c->rule[i], rate_text(rr[i], current, a, sizeof(a)), ra[i],
 			severity_name(rule_sevs[i]));
 	}
 	if (!fired)
-		fprintf(f, "  (no rule has fired)\n");
+		top_add(sc, -1, false, "  (no rule has fired)");
 }
 
 static int by_packets(const void *a, const void *b)
@@ -828,7 +902,8 @@ static int by_packets(const void *a, const void *b)
 	return x->val.packets < y->val.packets ? 1 : x->val.packets > y->val.packets ? -1 : 0;
 }
 
-static void top_flow_rows(FILE *f, const struct flow_entry *e, int n, int rows, bool violating)
+static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int n, int rows,
+			  bool violating)
 {
 	char name[128];
 	int shown = 0;
@@ -836,17 +911,17 @@ static void top_flow_rows(FILE *f, const struct flow_entry *e, int n, int rows, 
 	for (int i = 0; i < n && shown < rows; i++) {
 		if (violating && !e[i].val.violations)
 			break;
-		fprintf(f, "  %-52s %12llu %14llu %10llu\n", flow_entry_name(&e[i], name, sizeof(name)),
+		top_add(sc, -1, false, "  %-52s %10llu %12llu %10llu", flow_entry_name(&e[i], name, sizeof(name)),
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
 			(unsigned long long)e[i].val.violations);
 		shown++;
 	}
 	if (!shown)
-		fprintf(f, "  (none)\n");
+		top_add(sc, -1, false, "  (none)");
 }
 
 /* The flows that broke the most rules, then the busiest, from the flow table. */
-static int top_render_flows(FILE *f, const struct live_iface *li, int rows)
+static int top_build_flows(struct top_screen *sc, const struct live_iface *li, int rows)
 {
 	struct flow_entry *e = NULL;
 	int n = flows_collect(li->flows_fd, &e);
@@ -854,15 +929,66 @@ static int top_render_flows(FILE *f, const struct live_iface *li, int rows)
 	if (n < 0)
 		return n;
 	cm_annotate(li->cm_ends_fd, e, n);
-	fprintf(f, "\n  %-52s %12s %14s %10s\n", "MOST VIOLATING FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
-	top_flow_rows(f, e, n, rows, true);
+	top_add(sc, -1, true, "  %-52s %10s %12s %10s", "MOST VIOLATING FLOWS", "PACKETS", "BYTES",
+		"VIOLATIONS");
+	top_flow_rows(sc, e, n, rows, true);
 	if (n) /* e is NULL for an empty table, which qsort() must not be given */
 		qsort(e, n, sizeof(*e), by_packets);
-	fprintf(f, "\n  %-52s %12s %14s %10s\n", "BUSIEST FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
-	top_flow_rows(f, e, n, rows, false);
-	fprintf(f, "  (%d flow%s in the table)\n", n, n == 1 ? "" : "s");
+	top_add(sc, -1, true, "  %-52s %10s %12s %10s", "BUSIEST FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
+	top_flow_rows(sc, e, n, rows, false);
+	top_add(sc, -1, false, "  (%d flow%s in the table)", n, n == 1 ? "" : "s");
 	free(e);
 	return 0;
+}
+
+/* Colour pairs by severity; 0 is the terminal's own. */
+enum { PAIR_ERROR = 1, PAIR_WARNING = 2 };
+
+static void top_draw(const struct top_screen *sc, const char *title)
+{
+	int rows = LINES, cols = COLS, y = 0;
+
+	erase();
+	/* the title and the key line are always there; the body gets what is left */
+	attron(A_REVERSE);
+	mvaddnstr(y++, 0, title, cols);
+	for (int x = (int)strlen(title); x < cols; x++)
+		addch(' ');
+	attroff(A_REVERSE);
+	for (int i = 0; i < sc->n && y < rows - 1; i++, y++) {
+		int attr = sc->v[i].bold ? A_BOLD : 0;
+
+		if (y == rows - 2 && i < sc->n - 1) {
+			mvprintw(y, 0, "  (%d more line%s; a larger terminal shows them)", sc->n - i,
+				 sc->n - i == 1 ? "" : "s");
+			break;
+		}
+		if (has_colors() && sc->v[i].sev == SEV_ERROR)
+			attr |= COLOR_PAIR(PAIR_ERROR);
+		else if (has_colors() && sc->v[i].sev == SEV_WARNING)
+			attr |= COLOR_PAIR(PAIR_WARNING);
+		attron(attr);
+		mvaddnstr(y, 0, sc->v[i].text, cols);
+		attroff(attr);
+	}
+	if (rows > 1)
+		mvaddnstr(rows - 1, 0, "q quit  p pause  s sort: rate/count/name", cols);
+	refresh();
+}
+
+static void top_plain(const struct top_screen *sc, const char *title)
+{
+	printf("%s\n\n", title);
+	for (int i = 0; i < sc->n; i++)
+		printf("%s\n", sc->v[i].text);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void curses_end(void)
+{
+	if (!isendwin())
+		endwin();
 }
 
 static int do_top(int argc, char **argv)
@@ -870,107 +996,155 @@ static int do_top(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "delay", required_argument, NULL, 'd' },
 		{ "iterations", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct live_iface li[MAX_IFACES];
-	struct sample prev[MAX_IFACES];
-	double delay = 1;
+	struct sample prev[MAX_IFACES], first[MAX_IFACES];
+	struct top_view view = { .sort = SORT_RATE, .delay = 1, .flow_rows = 5 };
+	struct top_screen sc = { 0 };
 	__u32 iterations = 0, done = 0;
-	bool interactive;
+	bool interactive, current = false, redraw_only = false;
 	int n, opt, err = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "d:n:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "d:n:s:", opts, NULL)) != -1) {
 		char *end;
 
 		switch (opt) {
 		case 'd':
-			delay = strtod(optarg, &end);
-			if (*end || !(delay >= 0.1 && delay <= 3600))
+			view.delay = strtod(optarg, &end);
+			if (*end || !(view.delay >= 0.1 && view.delay <= 3600))
 				return command_usage_error(&cmd_top, "--delay %s: expected seconds, 0.1-3600", optarg);
 			break;
 		case 'n':
 			if (!parse_u32(optarg, 1000000000, &iterations) || !iterations)
 				return command_usage_error(&cmd_top, "--iterations %s: expected a count from 1", optarg);
 			break;
+		case 's':
+			for (view.sort = 0; view.sort < SORT__COUNT; view.sort++)
+				if (!strcmp(optarg, sort_names[view.sort]))
+					break;
+			if (view.sort == SORT__COUNT)
+				return command_usage_error(&cmd_top, "--sort %s: expected rate, count or name", optarg);
+			break;
 		default:
-			return command_usage_error(&cmd_top, "bad option");
+			return command_bad_option(&cmd_top, argv);
 		}
 	}
 	n = open_iface_arg(&cmd_top, argc, argv, li);
 	if (n < 0)
 		return -n;
 	catch_signals();
-	interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && !tty_make_raw();
+	interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (interactive) {
+		const char *term = getenv("TERM");
 
-	/* the first refresh averages over the attachment's life: zero counters at attach time */
+		setlocale(LC_ALL, "");
+		if (!term || !*term || !newterm(term, stdout, stdin)) {
+			pr_warn("top: %s%s%s: set TERM to your terminal's type, or run 'roceval top' with "
+				"output to a pipe or a file", term && *term ? "unknown terminal type '" : "TERM is not set",
+				term && *term ? term : "", term && *term ? "'" : "");
+			close_ifaces(li, n);
+			return 1;
+		}
+		atexit(curses_end);
+		cbreak();
+		noecho();
+		curs_set(0);
+		keypad(stdscr, TRUE);
+		if (has_colors()) {
+			start_color();
+			use_default_colors();
+			init_pair(PAIR_ERROR, COLOR_RED, -1);
+			init_pair(PAIR_WARNING, COLOR_YELLOW, -1);
+		}
+	}
+
+	/* averages since attach: the counters were zero at attach time */
 	for (int i = 0; i < n; i++) {
-		prev[i].t = mono_now() - (boot_now_ns() - li[i].attached_boot_ns) / 1e9;
-		memset(&prev[i].c, 0, sizeof(prev[i].c));
+		first[i].t = mono_now() - (boot_now_ns() - li[i].attached_boot_ns) / 1e9;
+		memset(&first[i].c, 0, sizeof(first[i].c));
+		prev[i] = first[i];
 	}
 	while (!err && !stop) {
-		char *text = NULL, now[32];
-		size_t len = 0;
-		FILE *f = open_memstream(&text, &len);
+		char title[192], now[32];
 		time_t t = time(NULL);
 		struct tm tm;
 
-		if (!f) {
-			err = -errno;
-			break;
+		if (!redraw_only && !view.paused) {
+			sc.n = 0;
+			for (int i = 0; i < n && !err; i++) {
+				struct roceval_settings cfg;
+				double tr[TOTAL__COUNT], rr[RULE__COUNT], ta[TOTAL__COUNT], ra[RULE__COUNT];
+				struct sample cur;
+
+				err = counters_read(li[i].counters_fd, &cur.c);
+				if (!err)
+					err = roceval_settings_read(li[i].settings_fd, &cfg);
+				if (err)
+					break;
+				cur.t = mono_now();
+				counters_rates(&prev[i].c, &cur.c, cur.t - prev[i].t, tr, rr);
+				counters_rates(&first[i].c, &cur.c, cur.t - first[i].t, ta, ra);
+				if (i)
+					top_add(&sc, -1, false, "%s", "");
+				top_build(&sc, &li[i], &cfg, &cur.c, tr, rr, current, ta, ra, &view);
+				if (li[i].flows_fd >= 0 && (err = top_build_flows(&sc, &li[i], view.flow_rows)))
+					break;
+				prev[i] = cur;
+			}
 		}
+		if (err)
+			break;
 		localtime_r(&t, &tm);
 		strftime(now, sizeof(now), "%H:%M:%S", &tm);
-		fprintf(f, "roceval top - %s%s\n\n", now, interactive ? "   (q quits)" : "");
-		for (int i = 0; i < n && !err; i++) {
-			struct roceval_settings cfg;
-			double tr[TOTAL__COUNT], rr[RULE__COUNT];
-			struct sample cur;
-
-			err = counters_read(li[i].counters_fd, &cur.c);
-			if (!err)
-				err = roceval_settings_read(li[i].settings_fd, &cfg);
-			if (err)
-				break;
-			cur.t = mono_now();
-			counters_rates(&prev[i].c, &cur.c, cur.t - prev[i].t, tr, rr);
-			top_render(f, &li[i], &cfg, &cur.c, tr, rr, cur.t - prev[i].t);
-			if (li[i].flows_fd >= 0 && (err = top_render_flows(f, &li[i], 5)))
-				break;
-			fputc('\n', f);
-			prev[i] = cur;
-		}
-		fclose(f);
-		if (!err) {
-			/* one write per frame, cursor home and clear-to-end: no flicker */
-			if (interactive)
-				fputs("\033[H", stdout);
-			fwrite(text, 1, len, stdout);
-			if (interactive)
-				fputs("\033[J", stdout);
-			fflush(stdout);
-		}
-		free(text);
-		if (err || (iterations && ++done >= iterations))
+		snprintf(title, sizeof(title), "roceval top - %s  every %.1fs  sort %s%s%s", now, view.delay,
+			 sort_names[view.sort], view.paused ? "  PAUSED" : "",
+			 current ? "" : "  measuring");
+		if (interactive)
+			top_draw(&sc, title);
+		else
+			top_plain(&sc, title);
+		redraw_only = false;
+		if (!view.paused)
+			current = true;
+		if (iterations && ++done >= iterations)
 			break;
-		if (interactive) {
-			struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
-			double until = mono_now() + delay;
+		if (!interactive) {
+			nap(view.delay);
+			continue;
+		}
+		for (double until = mono_now() + view.delay; !stop;) {
+			double left = until - mono_now();
+			int ch;
 
-			while (!stop) {
-				double left = until - mono_now();
-				char ch;
-
-				if (left <= 0 || poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
-					break;
-				if (read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
-					stop = 1;
+			if (left <= 0)
+				break;
+			timeout((int)(left * 1000) + 1);
+			ch = getch();
+			if (ch == ERR)
+				continue;
+			if (ch == 'q' || ch == 'Q') {
+				stop = 1;
+			} else if (ch == KEY_RESIZE) {
+				redraw_only = true;
+				break;
+			} else if (ch == 'p' || ch == ' ') {
+				view.paused = !view.paused;
+				/* rates after a pause are over the time since the last reading */
+				redraw_only = true;
+				break;
+			} else if (ch == 's') {
+				view.sort = (view.sort + 1) % SORT__COUNT;
+				/* re-sorted from fresh counters */
+				break;
 			}
-		} else {
-			nap(delay);
 		}
 	}
-	tty_restore();
+	if (interactive)
+		curses_end();
+	free(sc.v);
 	if (err)
 		pr_warn("Couldn't read the maps: %s", strerror(-err));
 	close_ifaces(li, n);
@@ -979,15 +1153,22 @@ static int do_top(int argc, char **argv)
 
 const struct command cmd_top = {
 	.name = "top",
-	.args = "[IFACE] [--delay SECONDS] [--iterations N]",
+	.args = "[IFACE] [--delay SECONDS] [--iterations N] [--sort rate|count|name]",
 	.summary = "live view of counters, rates and the rules that fire",
-	.help = "Redraws in place every --delay seconds (default 1), like top(1): frame totals and\n"
-		"rates, ICRC results, every rule that has fired with its count and rate, and the flows\n"
-		"with the most violations and the most packets, for IFACE or every attached interface\n"
-		"of this network namespace.  Press q (or Ctrl-C) to quit; the terminal is restored.\n"
-		"When stdin or stdout is not a terminal, each refresh is printed after the last one.\n\n"
+	.help = "A full-screen view like top(1), redrawn every --delay seconds (default 1) and\n"
+		"whenever the terminal is resized: frame totals, ICRC results, every rule that has\n"
+		"fired, and the flows with the most violations and the most packets, for IFACE or\n"
+		"every attached interface of this network namespace.  Rates are over the last\n"
+		"refresh first (from the second screen on), the average since attach beside them.\n"
+		"Error-severity rules are red, warnings yellow, bold while they fire.  What does\n"
+		"not fit the terminal is cut, and a line says how much more there is.\n\n"
+		"Keys: q quits (so does Ctrl-C); p or space pauses and resumes; s changes the\n"
+		"sort order of the rules: current rate, count, name.\n\n"
+		"When stdin or stdout is not a terminal, each refresh is printed in full after the\n"
+		"last one, without escape sequences (with -n 1: a one-shot report).\n\n"
 		"Options:\n"
 		"  -d, --delay SECS      refresh interval, 0.1-3600 (default 1)\n"
-		"  -n, --iterations N    stop after N refreshes\n",
+		"  -n, --iterations N    stop after N refreshes\n"
+		"  -s, --sort KEY        rules by rate (default), count or name\n",
 	.run = do_top,
 };

@@ -143,7 +143,6 @@ static int do_replay(int argc, char **argv)
 
 	settings_defaults(&cfg);
 	optind = 1;
-	opterr = 0; /* getopt's own message would be a second line */
 	while ((opt = getopt_long(argc, argv, ":jm:k:p:s:t:f:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
@@ -187,7 +186,7 @@ static int do_replay(int argc, char **argv)
 			return command_usage_error(&cmd_replay, "option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (!strncmp(argv[optind - 1], "--", 2))
-				return command_usage_error(&cmd_replay, "bad option '%s'", argv[optind - 1]);
+				return command_bad_option(&cmd_replay, argv);
 			return command_usage_error(&cmd_replay, "unknown option '-%c'", optopt);
 		}
 	}

@@ -2,12 +2,13 @@
 /*
  * roceval trace: on-demand samples of violating frames.
  *
- * Sampling is off in the program unless settings.trace_on, so this command
- * switches it on (with its filters) for as long as it runs and always puts
- * the trace settings back on the way out: --count reached, SIGINT/SIGTERM/
- * SIGHUP/SIGPIPE, or an error.  Only the trace fields are restored, so a
- * 'roceval config' made meanwhile stays.  A killed trace (SIGKILL) leaves
- * trace_on set; the next trace notices, takes over and turns it off.
+ * Sampling is off in the program unless settings.trace_on has a bit set.
+ * Each trace takes a free slot of the interface (ROCEVAL_MAX_TRACES), puts
+ * its filters and a ring buffer of its own there and sets its bit, for as
+ * long as it runs; several traces on one interface each get what matches
+ * their filters.  The slot is given back on the way out: --count reached,
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE, or an error.  A killed trace (SIGKILL)
+ * leaves its slot taken; the next trace notices its owner is gone and frees it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "cm.h"
 #include "cmd.h"
 #include "common.h"
+#include "json.h"
 #include "counters.h"
 #include "live.h"
 #include "loader.h"
@@ -36,6 +38,9 @@
 extern const struct command cmd_trace;
 
 #define MAX_IFACES 64
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* Held only while slots are taken or given back; removed each time. */
 #define TRACE_LOCK_DIR "/run/roceval"
 
 static volatile sig_atomic_t stop;
@@ -51,10 +56,10 @@ struct trace_iface {
 	struct live_iface li;
 	struct trace *t;
 	__u32 idx; /* pcapng interface id */
-	struct roceval_settings saved; /* trace fields as they were before */
-	__u64 skipped0;		       /* trace_skipped when the trace started */
-	int lock_fd;
-	bool armed; /* our settings are in the map and must be restored */
+	__u32 slot;   /* ours in trace_filters and trace_rbs */
+	int rb_fd;    /* our ring buffer */
+	__u64 skipped0; /* trace_skipped when the trace started */
+	bool armed;   /* the slot is ours and must be given back */
 };
 
 struct trace {
@@ -330,25 +335,39 @@ static int on_event(void *ctx, void *data, size_t size)
 	} else if (t->json) {
 		gmtime_r(&secs, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-		printf("{\"time\": \"%s.%06ldZ\", \"interface\": \"%s\", \"frame_len\": %u, \"cap_len\": %u", when,
-		       (long)(real_ns % 1000000000 / 1000), ti->li.ifname, ev->frame_len, cap);
-		if (d.has_ip && d.v1)
-			printf(", \"src\": \"%s\", \"dst\": \"%s\", \"rocev1\": true", d.src, d.dst);
-		else if (d.has_ip)
-			printf(", \"src\": \"%s\", \"dst\": \"%s\", \"sport\": %u, \"dport\": %u", d.src, d.dst,
-			       d.sport, d.dport);
-		if (d.has_bth)
-			printf(", \"opcode\": %u, \"opcode_name\": \"%s\", \"dqpn\": %u, \"psn\": %u", d.opcode, op,
-			       d.dqpn, d.psn);
-		if (has_cm)
-			printf(", \"service\": \"%s\", \"peer_qpn\": %u", svc, cm.peer_qpn);
+		printf("{\"time\": \"%s.%06ldZ\", \"interface\": ", when,
+		       (long)(real_ns % 1000000000 / 1000));
+		json_str(stdout, ti->li.ifname);
+		printf(", \"frame_len\": %u, \"cap_len\": %u", ev->frame_len, cap);
+		if (d.has_ip) {
+			fputs(", \"src\": ", stdout);
+			json_str(stdout, d.src);
+			fputs(", \"dst\": ", stdout);
+			json_str(stdout, d.dst);
+			if (d.v1)
+				fputs(", \"rocev1\": true", stdout);
+			else
+				printf(", \"sport\": %u, \"dport\": %u", d.sport, d.dport);
+		}
+		if (d.has_bth) {
+			printf(", \"opcode\": %u, \"opcode_name\": ", d.opcode);
+			json_str(stdout, op);
+			printf(", \"dqpn\": %u, \"psn\": %u", d.dqpn, d.psn);
+		}
+		if (has_cm) {
+			fputs(", \"service\": ", stdout);
+			json_str(stdout, svc);
+			printf(", \"peer_qpn\": %u", cm.peer_qpn);
+		}
 		fputs(", \"rules\": ", stdout);
 		json_rule_list(ev->rules);
 		if (ev->flags & ROCEVAL_EV_ICRC_CHECKED) {
 			printf(", \"icrc_expected\": \"0x%08x\", \"icrc_found\": \"0x%08x\"", ev->icrc_expected,
 			       ev->icrc_found);
-			if (diag)
-				printf(", \"icrc_diagnosis\": \"%s\"", diag);
+			if (diag) {
+				fputs(", \"icrc_diagnosis\": ", stdout);
+				json_str(stdout, diag);
+			}
 		}
 		puts("}");
 	} else {
@@ -384,107 +403,151 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- switching sampling on and off ---- */
 
-static void copy_trace_fields(struct roceval_settings *dst, const struct roceval_settings *src)
+/* Serialises taking and giving back slots among the traces of one interface. */
+static int slots_lock(const struct trace_iface *ti, char *path, size_t len)
 {
-	dst->trace_on = src->trace_on;
-	dst->trace_snaplen = src->trace_snaplen;
-	dst->trace_rules = src->trace_rules;
-	dst->trace_qpn = src->trace_qpn;
-	dst->trace_addr_family = src->trace_addr_family;
-	memcpy(dst->trace_addr, src->trace_addr, sizeof(dst->trace_addr));
+	int fd;
+
+	snprintf(path, len, "%s/trace-%s-%s.lock", TRACE_LOCK_DIR, ti->li.netns, ti->li.ifname);
+	fd = lockfile_lock(path, true);
+	if (fd < 0)
+		pr_warn("Couldn't lock %s: %s", path, strerror(-fd));
+	return fd;
 }
 
-/*
- * One trace per interface at a time: an flock held while it runs.  A
- * trace_on found set without the lock held is a killed trace's leftover.
- */
-static int trace_lock(struct trace_iface *ti)
-{
-	char path[128];
-
-	mkdir(TRACE_LOCK_DIR, 0700);
-	snprintf(path, sizeof(path), "%s/trace-%s-%s.lock", TRACE_LOCK_DIR, ti->li.netns, ti->li.ifname);
-	ti->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (ti->lock_fd < 0) {
-		pr_warn("Couldn't open %s: %s", path, strerror(errno));
-		return -errno;
-	}
-	if (flock(ti->lock_fd, LOCK_EX | LOCK_NB)) {
-		int err = -errno;
-
-		if (errno == EWOULDBLOCK)
-			pr_warn("%s: another 'roceval trace' is running on this interface", ti->li.ifname);
-		else
-			pr_warn("Couldn't lock %s: %s", path, strerror(errno));
-		close(ti->lock_fd);
-		ti->lock_fd = -1;
-		return err;
-	}
-	return 0;
-}
-
-static int trace_arm(struct trace_iface *ti, const struct roceval_settings *want)
+/* Sets or clears our bit in trace_on; only that bit, so a 'roceval config' meanwhile stays. */
+static int set_trace_bit(const struct trace_iface *ti, bool on)
 {
 	struct roceval_settings cur;
-	struct roceval_counters c;
-	int err;
+	int err = roceval_settings_read(ti->li.settings_fd, &cur);
 
-	err = roceval_settings_read(ti->li.settings_fd, &cur);
-	if (!err)
-		err = counters_read(ti->li.counters_fd, &c);
+	if (err)
+		return err;
+	if (on)
+		cur.trace_on |= 1u << ti->slot;
+	else
+		cur.trace_on &= ~(1u << ti->slot);
+	return roceval_settings_write(ti->li.settings_fd, &cur);
+}
+
+static void free_slot(const struct trace_iface *ti, __u32 slot)
+{
+	struct roceval_trace_filter none = {};
+	struct trace_iface other = *ti;
+
+	other.slot = slot;
+	set_trace_bit(&other, false);
+	bpf_map_delete_elem(ti->li.trace_rbs_fd, &slot);
+	bpf_map_update_elem(ti->li.trace_filters_fd, &slot, &none, BPF_ANY);
+}
+
+/* A free slot, after freeing those of traces that were killed; -EBUSY when all run. */
+static int find_slot(const struct trace_iface *ti)
+{
+	int found = -EBUSY;
+
+	for (__u32 slot = 0; slot < ROCEVAL_MAX_TRACES; slot++) {
+		struct roceval_trace_filter f;
+
+		if (bpf_map_lookup_elem(ti->li.trace_filters_fd, &slot, &f))
+			return -errno;
+		if (f.owner && kill(f.owner, 0) && errno == ESRCH) {
+			pr_warn("%s: a trace that was killed (pid %u) left sampling on; taking over",
+				ti->li.ifname, f.owner);
+			free_slot(ti, slot);
+			f.owner = 0;
+		}
+		if (!f.owner && found < 0)
+			found = slot;
+	}
+	return found;
+}
+
+static int trace_arm(struct trace_iface *ti, const struct roceval_trace_filter *want)
+{
+	struct roceval_trace_filter mine = *want;
+	struct roceval_counters c;
+	char path[PATH_MAX];
+	int lock, slot, err;
+
+	err = counters_read(ti->li.counters_fd, &c);
 	if (err) {
 		pr_warn("%s: Couldn't read the maps: %s", ti->li.ifname, strerror(-err));
 		return err;
 	}
-	ti->saved = cur;
-	if (cur.trace_on) {
-		pr_warn("%s: trace sampling was left on by a trace that was killed; taking over",
-			ti->li.ifname);
-		ti->saved.trace_on = 0;
-	}
 	ti->skipped0 = c.total[TOTAL_TRACE_SKIPPED];
-	copy_trace_fields(&cur, want);
-	err = roceval_settings_write(ti->li.settings_fd, &cur);
-	if (err) {
-		pr_warn("%s: Couldn't write the settings: %s", ti->li.ifname, strerror(-err));
+	ti->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "roceval_trace", 0, 0, ROCEVAL_TRACE_RB_BYTES, NULL);
+	if (ti->rb_fd < 0) {
+		err = -errno;
+		pr_warn("%s: Couldn't create a trace ring buffer: %s", ti->li.ifname, strerror(-err));
 		return err;
 	}
+	lock = slots_lock(ti, path, sizeof(path));
+	if (lock < 0)
+		return lock;
+	slot = find_slot(ti);
+	if (slot < 0) {
+		err = slot;
+		if (err == -EBUSY)
+			pr_warn("%s: %d traces already run on this interface; stop one first", ti->li.ifname,
+				ROCEVAL_MAX_TRACES);
+		else
+			pr_warn("%s: Couldn't read the trace slots: %s", ti->li.ifname, strerror(-err));
+		goto out;
+	}
+	ti->slot = slot;
+	mine.owner = getpid();
+	if (bpf_map_update_elem(ti->li.trace_rbs_fd, &ti->slot, &ti->rb_fd, BPF_ANY) ||
+	    bpf_map_update_elem(ti->li.trace_filters_fd, &ti->slot, &mine, BPF_ANY)) {
+		err = -errno;
+		pr_warn("%s: Couldn't set up the trace slot: %s", ti->li.ifname, strerror(-err));
+		free_slot(ti, ti->slot);
+		goto out;
+	}
+	err = set_trace_bit(ti, true);
+	if (err) {
+		pr_warn("%s: Couldn't write the settings: %s", ti->li.ifname, strerror(-err));
+		free_slot(ti, ti->slot);
+		goto out;
+	}
 	ti->armed = true;
-	return 0;
+out:
+	lockfile_unlock(path, lock);
+	return err;
 }
 
-/* Puts back the trace fields only: a 'roceval config' made meanwhile stays. */
+/* Gives our slot back; the other traces on the interface go on. */
 static int trace_disarm(struct trace_iface *ti)
 {
-	struct roceval_settings cur;
-	int err;
+	char path[PATH_MAX];
+	int lock, err;
 
 	if (!ti->armed)
 		return 0;
-	err = roceval_settings_read(ti->li.settings_fd, &cur);
+	lock = slots_lock(ti, path, sizeof(path));
+	/* our bit first, so the program stops using the slot before it is emptied */
+	err = set_trace_bit(ti, false);
 	if (!err) {
-		copy_trace_fields(&cur, &ti->saved);
-		cur.trace_on = 0;
-		err = roceval_settings_write(ti->li.settings_fd, &cur);
+		free_slot(ti, ti->slot);
+		ti->armed = false;
+	} else {
+		pr_warn("%s: Couldn't switch trace sampling off: %s; the next trace will", ti->li.ifname,
+			strerror(-err));
 	}
-	if (err) {
-		pr_warn("%s: Couldn't switch trace sampling off: %s; run 'roceval trace %s --count 1' to retry",
-			ti->li.ifname, strerror(-err), ti->li.ifname);
-		return err;
-	}
-	ti->armed = false;
-	return 0;
+	if (lock >= 0)
+		lockfile_unlock(path, lock);
+	return err;
 }
 
 /* ---- the command ---- */
 
-static int parse_addr(const char *s, struct roceval_settings *want)
+static int parse_addr(const char *s, struct roceval_trace_filter *want)
 {
-	memset(want->trace_addr, 0, sizeof(want->trace_addr));
-	if (inet_pton(AF_INET, s, want->trace_addr) == 1)
-		want->trace_addr_family = 4;
-	else if (inet_pton(AF_INET6, s, want->trace_addr) == 1)
-		want->trace_addr_family = 6;
+	memset(want->addr, 0, sizeof(want->addr));
+	if (inet_pton(AF_INET, s, want->addr) == 1)
+		want->addr_family = 4;
+	else if (inet_pton(AF_INET6, s, want->addr) == 1)
+		want->addr_family = 6;
 	else
 		return -EINVAL;
 	return 0;
@@ -527,7 +590,7 @@ static int do_trace(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },	   { NULL, 0, NULL, 0 },
 	};
 	static struct trace t;
-	struct roceval_settings want = {};
+	struct roceval_trace_filter want = {};
 	struct ring_buffer *rb = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char names[MAX_IFACES][IF_NAMESIZE];
@@ -535,18 +598,17 @@ static int do_trace(int argc, char **argv)
 	__u64 skipped = 0;
 	int opt, n, err = 0;
 
-	want.trace_on = 1;
-	want.trace_qpn = ROCEVAL_ANY_QPN;
-	want.trace_snaplen = ROCEVAL_DEFAULT_SNAPLEN;
+	want.qpn = ROCEVAL_ANY_QPN;
+	want.snaplen = ROCEVAL_DEFAULT_SNAPLEN;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "r:q:a:c:s:w:j", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
-			if (parse_rules(optarg, &want.trace_rules))
+			if (parse_rules(optarg, &want.rules))
 				return EXIT_USAGE;
 			break;
 		case 'q':
-			if (!parse_u32(optarg, 0xFFFFFF, &want.trace_qpn))
+			if (!parse_u32(optarg, 0xFFFFFF, &want.qpn))
 				return command_usage_error(&cmd_trace, "--qpn %s: expected a QP number 0-0xffffff",
 							   optarg);
 			break;
@@ -560,7 +622,7 @@ static int do_trace(int argc, char **argv)
 				return command_usage_error(&cmd_trace, "--count %s: expected a count from 1", optarg);
 			break;
 		case 's':
-			if (!parse_u32(optarg, ROCEVAL_MAX_SNAPLEN, &want.trace_snaplen) || want.trace_snaplen < 14)
+			if (!parse_u32(optarg, ROCEVAL_MAX_SNAPLEN, &want.snaplen) || want.snaplen < 14)
 				return command_usage_error(&cmd_trace, "--snaplen %s: expected bytes, 14-%d", optarg,
 							   ROCEVAL_MAX_SNAPLEN);
 			break;
@@ -571,7 +633,7 @@ static int do_trace(int argc, char **argv)
 			t.json = true;
 			break;
 		default:
-			return command_usage_error(&cmd_trace, "bad option");
+			return command_bad_option(&cmd_trace, argv);
 		}
 	}
 	if (optind < argc)
@@ -594,28 +656,17 @@ static int do_trace(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		struct trace_iface *ti = &t.ifs[t.n];
 
-		ti->lock_fd = -1;
+		ti->rb_fd = -1;
 		if (live_open_report(names[i], &ti->li)) {
 			err = -ENOENT;
 			goto out;
 		}
 		ti->t = &t;
 		ti->idx = t.n++;
-		if (ti->li.trace_rb_fd < 0) {
-			pr_warn("%s: the attached program has no trace ring buffer (attached by an older roceval?); "
+		if (ti->li.trace_rbs_fd < 0) {
+			pr_warn("%s: the attached program has no trace slots (attached by an older roceval?); "
 				"detach and attach again", ti->li.ifname);
 			err = -ENOTSUP;
-			goto out;
-		}
-		if ((err = trace_lock(ti)))
-			goto out;
-		if (!rb)
-			rb = ring_buffer__new(ti->li.trace_rb_fd, on_event, ti, NULL);
-		else if (ring_buffer__add(rb, ti->li.trace_rb_fd, on_event, ti))
-			err = -errno;
-		if (!rb || err) {
-			err = err ?: -errno;
-			pr_warn("Couldn't open the trace ring buffer of %s: %s", ti->li.ifname, strerror(-err));
 			goto out;
 		}
 	}
@@ -635,13 +686,26 @@ static int do_trace(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
 	t.mono_to_real_ns = mono_to_real_offset_ns();
-	for (int i = 0; i < t.n && !err; i++)
-		err = trace_arm(&t.ifs[i], &want);
-	if (!err) {
-		/* stderr, so it never mixes with samples on stdout; scripts may wait for it */
-		fprintf(stderr, "roceval: tracing %s; Ctrl-C to stop\n", ifname ?: "every attached interface");
-		fflush(stderr);
+	for (int i = 0; i < t.n && !err; i++) {
+		struct trace_iface *ti = &t.ifs[i];
+
+		err = trace_arm(ti, &want);
+		if (err)
+			break;
+		if (!rb)
+			rb = ring_buffer__new(ti->rb_fd, on_event, ti, NULL);
+		else if (ring_buffer__add(rb, ti->rb_fd, on_event, ti))
+			err = -errno;
+		if (!rb || err) {
+			err = err ?: -errno;
+			pr_warn("Couldn't open the trace ring buffer of %s: %s", ti->li.ifname, strerror(-err));
+		}
 	}
+	if (err)
+		goto out;
+	/* stderr, so it never mixes with samples on stdout; scripts may wait for it */
+	fprintf(stderr, "roceval: tracing %s; Ctrl-C to stop\n", ifname ?: "every attached interface");
+	fflush(stderr);
 	while (!err && !stop) {
 		int ret = ring_buffer__poll(rb, 200);
 
@@ -671,13 +735,14 @@ static int do_trace(int argc, char **argv)
 out:
 	for (int i = 0; i < t.n; i++) {
 		trace_disarm(&t.ifs[i]);
-		if (t.ifs[i].lock_fd >= 0)
-			close(t.ifs[i].lock_fd);
 		live_close(&t.ifs[i].li);
 	}
 	if (t.n < n)
 		live_close(&t.ifs[t.n].li);
 	ring_buffer__free(rb);
+	for (int i = 0; i < t.n; i++)
+		if (t.ifs[i].rb_fd >= 0)
+			close(t.ifs[i].rb_fd);
 	if (t.pcap && t.pcap != stdout)
 		fclose(t.pcap);
 	return err ? 1 : 0;
@@ -695,7 +760,9 @@ const struct command cmd_trace = {
 		"fits (stored byte-swapped; would match if the variant fields were not masked).\n\n"
 		"Filters run in the program.  Samples are rate-limited there by a per-CPU token bucket\n"
 		"(settings trace_rate, trace_burst); frames turned away are counted in trace_skipped and\n"
-		"reported when the trace ends.  Sampling is switched off again however the trace ends.\n\n"
+		"reported when the trace ends.  Sampling is switched off again however the trace ends.\n"
+		"Up to " STR(ROCEVAL_MAX_TRACES) " traces can run on one interface at once, as with tcpdump: each has its\n"
+		"own filters, ring buffer and rate limit, and one ending does not stop the others.\n\n"
 		"Options:\n"
 		"  -r, --rule ID[,ID]  only frames that broke one of these rules ('roceval rules')\n"
 		"  -q, --qpn N         only frames to DestQP N\n"

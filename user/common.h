@@ -8,7 +8,12 @@
 
 #include "roceval.h"
 
-/* Exit codes: 1 a runtime failure, 2 bad usage or bad input. */
+/*
+ * Exit codes, the same for every command: 1 a runtime failure (no such
+ * interface, not attached, no privileges, a failed read or write), 2 bad
+ * usage (an unknown option, a bad value, a malformed file).
+ */
+#define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
 
 extern int verbose;
@@ -28,6 +33,15 @@ int require_caps(bool pins);
 
 bool parse_u32(const char *s, unsigned long max, __u32 *out);
 
+/*
+ * Lock files that do not pile up: lockfile_lock() creates and flocks path
+ * (and its directory), waiting or not; lockfile_unlock() removes it and lets
+ * go.  A locker that finds the file it locked removed retries on a new one.
+ * Returns the fd, -EWOULDBLOCK when held elsewhere and !wait, or -errno.
+ */
+int lockfile_lock(const char *path, bool wait);
+void lockfile_unlock(const char *path, int fd);
+
 /* Rule and total names, from the tables in roceval_rules.h. */
 extern const char *const rule_ids[RULE__COUNT];
 extern const char *const rule_descs[RULE__COUNT];
@@ -35,6 +49,9 @@ extern const char *const rule_refs[RULE__COUNT];
 extern const int rule_sevs[RULE__COUNT];
 extern const char *const total_ids[TOTAL__COUNT];
 extern const char *const total_descs[TOTAL__COUNT];
+/* Prometheus family (roceval_<metric>_total, "" = not exported) and label of each total. */
+extern const char *const total_metrics[TOTAL__COUNT];
+extern const char *const total_labels[TOTAL__COUNT];
 const char *severity_name(int sev);
 int rule_lookup(const char *id);
 

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * roceval daemon: keeps the configured interfaces attached, serves the
- * counters to Prometheus and logs what moved.  One thread, one poll() over a
- * signalfd, a timerfd and the listening socket, so a signal, a tick and a
- * scrape are handled one after the other and never race.
+ * counters to Prometheus and logs what moved.  The main thread polls a
+ * signalfd and a timerfd, so a signal and a tick are handled one after the
+ * other; scrapes are answered by the HTTP server's threads (http.c), and the
+ * served set is shared with them under d->lock.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +20,14 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "cmd.h"
 #include "common.h"
 #include "config.h"
 #include "counters.h"
+#include "http.h"
+#include "json.h"
 #include "live.h"
 #include "loader.h"
 #include "prom.h"
@@ -31,9 +36,8 @@
 extern const struct command cmd_daemon;
 
 #define LOCK_DIR "/run/roceval"
-/* A scrape gets this long to send its request and take the answer; the loop waits no longer. */
-#define HTTP_DEADLINE_S 3
-#define HTTP_MAX_REQUEST 8192
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 struct served {
 	char ifname[IF_NAMESIZE];
@@ -51,9 +55,13 @@ struct daemon {
 	bool have_listen, have_interval;
 	struct served *ifs[DAEMON_MAX_IFACES];
 	int n_ifs;
-	int listen_fd, sig_fd, timer_fd;
+	struct http_server *http; /* NULL: listen = none */
+	int sig_fd, timer_fd;
 	FILE *log;
 	struct timespec last_tick;
+	double start_time; /* wall clock, for roceval_start_time_seconds */
+	/* ifs[] and each served interface's state: the main thread and the HTTP threads */
+	pthread_mutex_t lock;
 };
 
 static double ts_diff(const struct timespec *a, const struct timespec *b)
@@ -71,53 +79,58 @@ static ino_t pin_dir_ino(const char *ifname)
 	return stat(path, &st) ? 0 : st.st_ino;
 }
 
-/*
- * One lock file per interface, so daemons serving different interfaces can
- * coexist.  Lock files are never removed: unlinking one another process has
- * open would let two daemons each hold "the" lock.
- */
-static int lock_iface(const char *ifname, bool quiet_busy)
+static void lock_path(char *path, size_t len, const char *ifname)
 {
-	char path[PATH_MAX], pid[32] = "";
-	int fd, err;
-
-	if (mkdir(LOCK_DIR, 0755) && errno != EEXIST) {
-		err = errno;
-		pr_warn("%s: couldn't create %s: %s", ifname, LOCK_DIR, strerror(err));
-		return -err;
-	}
 	/*
 	 * The prefix keeps these apart from other commands' locks in the same
 	 * directory; the namespace, from daemons of other namespaces.
 	 */
-	snprintf(path, sizeof(path), "%s/daemon-%s-%s.lock", LOCK_DIR, live_netns(), ifname);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		err = errno;
-		pr_warn("%s: couldn't open %s: %s", ifname, path, strerror(err));
-		return -err;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		ssize_t n;
+	snprintf(path, len, "%s/daemon-%s-%s.lock", LOCK_DIR, live_netns(), ifname);
+}
 
-		err = errno;
-		n = pread(fd, pid, sizeof(pid) - 1, 0);
+/*
+ * One lock file per interface, so daemons serving different interfaces can
+ * coexist; removed when the daemon stops serving the interface
+ * (lockfile_lock()), so they do not pile up in LOCK_DIR.
+ */
+static int lock_iface(const char *ifname, bool quiet_busy)
+{
+	char path[PATH_MAX], pid[32] = "";
+	int fd;
 
+	lock_path(path, sizeof(path), ifname);
+	fd = lockfile_lock(path, false);
+	if (fd == -EWOULDBLOCK) {
+		int pfd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = pfd < 0 ? 0 : pread(pfd, pid, sizeof(pid) - 1, 0);
+
+		if (pfd >= 0)
+			close(pfd);
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
-		if (err == EWOULDBLOCK && quiet_busy)
+		if (quiet_busy)
 			pr_debug("%s: served by another daemon (pid %s)", ifname, pid);
-		else if (err == EWOULDBLOCK)
+		else
 			pr_warn("%s: already served by another roceval daemon (pid %s, lock %s)", ifname,
 				*pid ? pid : "unknown", path);
-		else
-			pr_warn("%s: couldn't lock %s: %s", ifname, path, strerror(err));
-		close(fd);
 		return -EBUSY;
+	}
+	if (fd < 0) {
+		pr_warn("%s: couldn't lock %s: %s", ifname, path, strerror(-fd));
+		return fd;
 	}
 	if (ftruncate(fd, 0) == 0)
 		dprintf(fd, "%d\n", (int)getpid());
 	return fd;
+}
+
+/* Removes the lock file while still holding it, then lets it go. */
+static void unlock_iface(const char *ifname, int fd)
+{
+	char path[PATH_MAX];
+
+	lock_path(path, sizeof(path), ifname);
+	lockfile_unlock(path, fd);
 }
 
 static void apply_settings(const struct daemon_config *cfg, struct served *s)
@@ -206,7 +219,7 @@ static struct served *serve(const struct daemon_config *cfg, const char *ifname,
 	s->lock_fd = lock_iface(ifname, quiet_busy);
 	if (s->lock_fd < 0 || bring_up(cfg, s, fresh)) {
 		if (s->lock_fd >= 0)
-			close(s->lock_fd);
+			unlock_iface(ifname, s->lock_fd);
 		free(s);
 		return NULL;
 	}
@@ -223,7 +236,7 @@ static void unserve(struct served *s, bool detach)
 	} else if (s->attached) {
 		fprintf(stderr, "roceval: %s: left attached; counters stay pinned\n", s->ifname);
 	}
-	close(s->lock_fd);
+	unlock_iface(s->ifname, s->lock_fd);
 	free(s);
 }
 
@@ -240,7 +253,7 @@ static int open_listener(const struct daemon_config *cfg)
 		return -err;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&cfg->listen_addr, cfg->listen_len) || listen(fd, 16)) {
+	if (bind(fd, (struct sockaddr *)&cfg->listen_addr, cfg->listen_len) || listen(fd, 128)) {
 		err = errno;
 		pr_warn("listen %s: %s", cfg->listen, strerror(err));
 		close(fd);
@@ -390,46 +403,68 @@ static void commit_set(struct daemon *d, struct served **set, int n)
 			apply_settings(&d->cfg, d->ifs[i]);
 }
 
+static void render_metrics(void *ctx, FILE *f);
+
+/* Opens the listening socket of cfg and serves on it; NULL when cfg says none or on failure. */
+static int start_http(struct daemon *d, const struct daemon_config *cfg, struct http_server **out)
+{
+	int fd;
+
+	*out = NULL;
+	if (cfg->listen_off)
+		return 0;
+	fd = open_listener(cfg);
+	if (fd < 0)
+		return fd;
+	*out = http_start(fd, render_metrics, d);
+	return *out ? 0 : -EINVAL;
+}
+
 static void reload(struct daemon *d)
 {
 	struct served *set[DAEMON_MAX_IFACES];
 	struct daemon_config cfg;
-	int listen_fd = d->listen_fd, n;
+	struct http_server *http = d->http;
 	bool new_listener = false;
 	FILE *log = d->log;
+	int n;
 
 	if (load_config(d, &cfg))
 		goto reject;
 	if (cfg.listen_off != d->cfg.listen_off || strcmp(cfg.listen, d->cfg.listen)) {
 		/* The old socket is still bound: a new one on the same address only on a change. */
-		listen_fd = open_listener(&cfg);
-		if (listen_fd < 0 && !cfg.listen_off)
+		if (start_http(d, &cfg, &http))
 			goto reject;
 		new_listener = true;
 	}
 	/* A file is reopened on every reload, so logrotate can move it and send SIGHUP. */
 	if ((strcmp(cfg.json_log, d->cfg.json_log) || log_is_file(&cfg)) && open_log(&cfg, &log)) {
-		if (new_listener && listen_fd >= 0)
-			close(listen_fd);
+		if (new_listener)
+			http_stop(http);
 		goto reject;
 	}
+	pthread_mutex_lock(&d->lock);
 	if (build_set(d, &cfg, set, &n)) {
-		if (new_listener && listen_fd >= 0)
-			close(listen_fd);
+		pthread_mutex_unlock(&d->lock);
+		if (new_listener)
+			http_stop(http);
 		if (log != d->log)
 			close_log(log);
 		goto reject;
 	}
 	if (cfg.interval != d->cfg.interval)
 		arm_timer(d->timer_fd, cfg.interval);
-	if (new_listener && d->listen_fd >= 0)
-		close(d->listen_fd);
-	d->listen_fd = listen_fd;
 	if (log != d->log)
 		close_log(d->log);
 	d->log = log;
 	d->cfg = cfg;
 	commit_set(d, set, n);
+	pthread_mutex_unlock(&d->lock);
+	if (new_listener) {
+		/* not under the lock: stopping waits for a scrape in progress, which takes it */
+		http_stop(d->http);
+		d->http = http;
+	}
 	fprintf(stderr, "roceval: configuration reloaded%s%s: %d interface%s, metrics on %s\n",
 		d->config_path ? " from " : "", d->config_path ?: "", n, n == 1 ? "" : "s", cfg.listen);
 	return;
@@ -463,17 +498,9 @@ static void log_moved(FILE *f, const struct served *s, const struct roceval_coun
 		return;
 	fputc('{', f);
 	log_time(f);
-	fputs(", \"interface\": \"", f);
-	/* Linux allows '"', '\\' and control characters in interface names. */
-	for (const unsigned char *p = (const unsigned char *)s->ifname; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fprintf(f, "\", \"seconds\": %.3f", secs);
+	fputs(", \"interface\": ", f);
+	json_str(f, s->ifname);
+	fprintf(f, ", \"seconds\": %.3f", secs);
 	for (int pass = 0; pass < 2; pass++) {
 		int first = 1;
 
@@ -564,60 +591,43 @@ static void tick(struct daemon *d)
 	}
 }
 
-/* Waits until fd is ready for `events` or the deadline passes. */
-static bool wait_fd(int fd, short events, const struct timespec *deadline)
+/* Flow table entries, or -1 when there is no table or it cannot be read. */
+static long long flow_count(int flows_fd)
 {
-	struct pollfd p = { .fd = fd, .events = events };
-	struct timespec now;
-	double left;
+	struct roceval_flow_key key, next;
+	long long n = 0;
+	void *prev = NULL;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	left = ts_diff(deadline, &now);
-	if (left <= 0)
-		return false;
-	return poll(&p, 1, (int)(left * 1000) + 1) == 1;
-}
-
-static void send_all(int fd, const char *buf, size_t len, const struct timespec *deadline)
-{
-	while (len) {
-		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (!wait_fd(fd, POLLOUT, deadline))
-				return;
-			continue;
-		}
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= n;
+	if (flows_fd < 0)
+		return -1;
+	while (!bpf_map_get_next_key(flows_fd, prev, &next)) {
+		n++;
+		key = next;
+		prev = &key;
 	}
+	return errno == ENOENT ? n : -1;
 }
 
-static void respond(int fd, const char *status, const char *type, const char *extra,
-		    const char *body, size_t len, bool head, const struct timespec *deadline)
+static long long flow_capacity(int flows_fd)
 {
-	char hdr[512];
-	int n;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
 
-	n = snprintf(hdr, sizeof(hdr),
-		     "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
-		     status, type, len, extra);
-	send_all(fd, hdr, n, deadline);
-	if (!head)
-		send_all(fd, body, len, deadline);
+	if (flows_fd < 0 || bpf_obj_get_info_by_fd(flows_fd, &info, &len))
+		return -1;
+	return info.max_entries;
 }
 
-static void serve_metrics(struct daemon *d, int fd, bool head, const struct timespec *deadline)
+/* The HTTP threads' view of the served set, under d->lock. */
+static void render_metrics(void *ctx, FILE *f)
 {
-	struct roceval_counters c[DAEMON_MAX_IFACES];
-	struct prom_iface pi[DAEMON_MAX_IFACES];
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f;
+	static struct roceval_counters c[DAEMON_MAX_IFACES];
+	static struct prom_iface pi[DAEMON_MAX_IFACES];
+	struct daemon *d = ctx;
 	int n = 0;
 
+	/* static: 64 interfaces' counters are too big for a pool thread's stack; the lock guards them */
+	pthread_mutex_lock(&d->lock);
 	for (int i = 0; i < d->n_ifs; i++) {
 		struct served *s = d->ifs[i];
 
@@ -631,120 +641,35 @@ static void serve_metrics(struct daemon *d, int fd, bool head, const struct time
 			.prog_id = s->li.prog_id,
 			.attached_since = s->li.attached_since,
 			.c = counters_read(s->li.counters_fd, &c[n]) ? NULL : &c[n],
+			.flows = flow_count(s->li.flows_fd),
+			.flows_max = flow_capacity(s->li.flows_fd),
 		};
 		n++;
 	}
-	f = open_memstream(&body, &len);
-	if (!f) {
-		respond(fd, "500 Internal Server Error", "text/plain", "", "out of memory\n", 14, head,
-			deadline);
-		return;
-	}
-	prom_write(f, pi, n);
-	fclose(f);
-	respond(fd, "200 OK", PROM_CONTENT_TYPE, "", body, len, head, deadline);
-	free(body);
-}
-
-/* "METHOD TARGET HTTP/1.x": 0, or -1 for anything else. */
-static int parse_request_line(char *req, char *method, size_t mlen, char *target, size_t tlen)
-{
-	char *save, *m, *t, *v;
-
-	req[strcspn(req, "\r\n")] = '\0';
-	m = strtok_r(req, " ", &save);
-	t = strtok_r(NULL, " ", &save);
-	v = strtok_r(NULL, " ", &save);
-	if (!m || !t || !v || strtok_r(NULL, " ", &save) || strncmp(v, "HTTP/1.", 7) ||
-	    strlen(m) >= mlen || strlen(t) >= tlen)
-		return -1;
-	strcpy(method, m);
-	strcpy(target, t);
-	return 0;
-}
-
-/*
- * One scrape, start to end, within HTTP_DEADLINE_S: a client that sends
- * nothing or never reads cannot hold the loop longer than that.
- */
-static void handle_client(struct daemon *d)
-{
-	static const char landing[] = "roceval exporter: metrics at /metrics\n";
-	static const char notfound[] = "not found; metrics are at /metrics\n";
-	char req[HTTP_MAX_REQUEST + 1], method[16], target[256];
-	struct timespec deadline;
-	size_t got = 0;
-	bool head;
-	int fd;
-
-	fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += HTTP_DEADLINE_S;
-	for (;;) {
-		ssize_t n = recv(fd, req + got, HTTP_MAX_REQUEST - got, 0);
-
-		if (n > 0) {
-			got += n;
-			req[got] = '\0';
-			if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-				break;
-			if (got == HTTP_MAX_REQUEST) {
-				respond(fd, "431 Request Header Fields Too Large", "text/plain", "", "", 0,
-					false, &deadline);
-				goto out;
-			}
-		} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-			if (!wait_fd(fd, POLLIN, &deadline))
-				goto out;
-		} else {
-			goto out;
-		}
-	}
-	if (parse_request_line(req, method, sizeof(method), target, sizeof(target))) {
-		respond(fd, "400 Bad Request", "text/plain", "", "bad request\n", 12, false, &deadline);
-		goto out;
-	}
-	head = !strcmp(method, "HEAD");
-	if (!head && strcmp(method, "GET")) {
-		respond(fd, "405 Method Not Allowed", "text/plain", "Allow: GET, HEAD\r\n",
-			"only GET and HEAD\n", 18, false, &deadline);
-		goto out;
-	}
-	target[strcspn(target, "?")] = '\0';
-	if (!strcmp(target, "/metrics"))
-		serve_metrics(d, fd, head, &deadline);
-	else if (!strcmp(target, "/"))
-		respond(fd, "200 OK", "text/plain; charset=utf-8", "", landing, sizeof(landing) - 1, head,
-			&deadline);
-	else
-		respond(fd, "404 Not Found", "text/plain; charset=utf-8", "", notfound, sizeof(notfound) - 1,
-			head, &deadline);
-out:
-	close(fd);
+	prom_write(f, pi, n, d->start_time);
+	pthread_mutex_unlock(&d->lock);
 }
 
 static void stop(struct daemon *d)
 {
+	/* first, so no scrape runs while the set is torn down */
+	http_stop(d->http);
+	d->http = NULL;
 	for (int i = 0; i < d->n_ifs; i++)
 		unserve(d->ifs[i], d->cfg.detach_on_exit);
 	d->n_ifs = 0;
-	if (d->listen_fd >= 0)
-		close(d->listen_fd);
 	close_log(d->log);
 }
 
 static int run_loop(struct daemon *d)
 {
 	for (;;) {
-		struct pollfd p[3] = {
+		struct pollfd p[2] = {
 			{ .fd = d->sig_fd, .events = POLLIN },
 			{ .fd = d->timer_fd, .events = POLLIN },
-			{ .fd = d->listen_fd, .events = POLLIN },
 		};
 
-		if (poll(p, d->listen_fd >= 0 ? 3 : 2, -1) < 0) {
+		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			pr_warn("poll: %s", strerror(errno));
@@ -756,7 +681,7 @@ static int run_loop(struct daemon *d)
 			if (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGHUP) {
 					reload(d);
-					continue; /* the listening socket may have changed */
+					continue;
 				}
 				fprintf(stderr, "roceval: SIG%s: stopping\n", sigabbrev_np(si.ssi_signo));
 				return 0;
@@ -765,11 +690,12 @@ static int run_loop(struct daemon *d)
 		if (p[1].revents & POLLIN) {
 			__u64 expirations;
 
-			if (read(d->timer_fd, &expirations, sizeof(expirations)) == sizeof(expirations))
+			if (read(d->timer_fd, &expirations, sizeof(expirations)) == sizeof(expirations)) {
+				pthread_mutex_lock(&d->lock);
 				tick(d);
+				pthread_mutex_unlock(&d->lock);
+			}
 		}
-		if (d->listen_fd >= 0 && (p[2].revents & POLLIN))
-			handle_client(d);
 	}
 }
 
@@ -783,16 +709,16 @@ static int do_daemon(int argc, char **argv)
 		{ "check", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct daemon d = { .listen_fd = -1, .sig_fd = -1, .timer_fd = -1 };
+	struct daemon d = { .sig_fd = -1, .timer_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct timespec now;
 	struct served *set[DAEMON_MAX_IFACES];
 	char err[512];
 	bool check = false;
 	sigset_t mask;
-	int opt, n, ret = 1;
+	int opt, n, fd = -1, ret = 1;
 
 	config_defaults(&d.overrides);
 	optind = 1;
-	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "c:l:n:i:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -816,8 +742,7 @@ static int do_daemon(int argc, char **argv)
 			check = true;
 			break;
 		default:
-			return command_usage_error(&cmd_daemon, "unknown option or missing value: '%s'",
-						   argv[optind - 1]);
+			return command_bad_option(&cmd_daemon, argv);
 		}
 	}
 	if (optind != argc)
@@ -849,14 +774,19 @@ static int do_daemon(int argc, char **argv)
 	}
 	if (open_log(&d.cfg, &d.log))
 		goto out;
-	if (!d.cfg.listen_off) {
-		d.listen_fd = open_listener(&d.cfg);
-		if (d.listen_fd < 0)
-			goto out;
-	}
-	if (build_set(&d, &d.cfg, set, &n))
+	clock_gettime(CLOCK_REALTIME, &now);
+	d.start_time = now.tv_sec + now.tv_nsec / 1e9;
+	/* bound before anything is attached, served once the set is built */
+	if (!d.cfg.listen_off && (fd = open_listener(&d.cfg)) < 0)
 		goto out;
+	if (build_set(&d, &d.cfg, set, &n)) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
 	commit_set(&d, set, n);
+	if (fd >= 0 && !(d.http = http_start(fd, render_metrics, &d)))
+		goto out;
 	if (!n)
 		fprintf(stderr, "roceval: no interface configured and none attached yet; "
 				"adopting attachments as they appear\n");
@@ -888,11 +818,17 @@ const struct command cmd_daemon = {
 		"SIGINT.  With no interface configured it serves every attachment under\n"
 		ROCEVAL_PIN_ROOT " of its network namespace, picks up new\n"
 		"ones at each interval and drops those detached.\n\n"
-		"  GET /metrics on the listen address: Prometheus text format, one counter family\n"
-		"      per rule, roceval_rule_<id>_total{interface,severity}, with the rule's\n"
-		"      description as HELP; the frame totals as roceval_<id>_total{interface};\n"
-		"      roceval_attached_info{interface,mode,hook,prog_id} and\n"
-		"      roceval_attached_since_seconds{interface}.  Values are read at each scrape.\n"
+		"  GET /metrics on the listen address: Prometheus text format, read at each scrape:\n"
+		"      roceval_violations_total{interface,rule,severity}  one series per rule\n"
+		"      roceval_frames_total, roceval_roce_frames_total{family}, roceval_dropped_frames_total,\n"
+		"      roceval_icrc_frames_total{result=ok|bad|unchecked|skipped},\n"
+		"      roceval_trace_frames_total{result=sampled|skipped}  (all {interface,...})\n"
+		"      roceval_flows and roceval_flows_max{interface}  flow table occupancy\n"
+		"      roceval_attached_info{interface,mode,hook,prog_id}, roceval_attached_since_seconds,\n"
+		"      roceval_start_time_seconds and roceval_build_info{version}.\n"
+		"      Served by libmicrohttpd: idle or slow clients time out after "
+		STR(HTTP_CONN_TIMEOUT_S) " s and never\n"
+		"      delay a scrape; at most " STR(HTTP_MAX_CONNS) " connections at once.\n"
 		"  Every interval, one JSON line per interface whose counters moved:\n"
 		"      {\"time\", \"interface\", \"seconds\", \"delta\": {...}, \"total\": {...}}, with\n"
 		"      only the counters that moved, frame totals and \"rules\" as in replay --json.\n"
@@ -938,7 +874,7 @@ const struct command cmd_daemon = {
 		"  listen = 127.0.0.1:9435\n"
 		"  pmtu = 4096\n\n"
 		"  roceval daemon --config /etc/roceval/roceval.conf\n"
-		"  curl -s 127.0.0.1:9435/metrics | grep roceval_rule_icrc_total\n"
+		"  curl -s 127.0.0.1:9435/metrics | grep 'rule=\"icrc\"'\n"
 		"  kill -HUP $(pidof roceval)     # re-read the file\n",
 	.run = do_daemon,
 };

@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "cm.h"
+#include "json.h"
 #include "flows.h"
 
 static int by_violations_then_packets(const void *a, const void *b)
@@ -137,9 +138,11 @@ void flow_print_json(FILE *f, const struct flow_entry *e)
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 	bool first = true;
 
-	fprintf(f, "{\"src\": \"%s\", \"dst\": \"%s\", \"dqpn\": %u, \"packets\": %llu, \"bytes\": %llu, "
-		   "\"violations\": %llu, \"rules\": {",
-		addr_str(e->key.saddr, e->key.ipv6, s, sizeof(s)), addr_str(e->key.daddr, e->key.ipv6, d, sizeof(d)),
+	fputs("{\"src\": ", f);
+	json_str(f, addr_str(e->key.saddr, e->key.ipv6, s, sizeof(s)));
+	fputs(", \"dst\": ", f);
+	json_str(f, addr_str(e->key.daddr, e->key.ipv6, d, sizeof(d)));
+	fprintf(f, ", \"dqpn\": %u, \"packets\": %llu, \"bytes\": %llu, \"violations\": %llu, \"rules\": {",
 		e->key.dqpn, (unsigned long long)e->val.packets, (unsigned long long)e->val.bytes,
 		(unsigned long long)e->val.violations);
 	for (int i = 0; i < RULE__COUNT; i++) {
@@ -191,7 +194,7 @@ void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top)
 		fputc('\n', f);
 	}
 	if (n > top)
-		fprintf(f, "  (%d more flows)\n", n - top);
+		fprintf(f, "  (%d more flow%s)\n", n - top, n - top == 1 ? "" : "s");
 }
 
 bool parse_flow_entries(const char *s, __u32 *out)

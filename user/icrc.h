@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 /*
- * The RoCEv2 ICRC in userspace (rocev2.md section 5), an implementation
+ * The RoCEv2 ICRC in userspace (IBA Annex A17.4.2), an implementation
  * independent of the BPF one so each checks the other: zlib's crc32() over
  * 8 bytes of 0xFF, the IP and UDP headers and the BTH with their variant
  * fields set to all ones, then the rest of the datagram.

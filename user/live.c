@@ -806,7 +806,8 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	out->counters_fd = out->settings_fd = out->flows_fd = out->trace_rb_fd = out->cm_ends_fd = -1;
+	out->counters_fd = out->settings_fd = out->flows_fd = out->cm_ends_fd = -1;
+	out->trace_rbs_fd = out->trace_filters_fd = -1;
 	if ((err = live_init()))
 		return err;
 	if (pin_path_ns(dir, sizeof(dir), ns, ifname, NULL) || strlen(ifname) >= IF_NAMESIZE ||
@@ -849,9 +850,15 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	out->flows_fd = pin_get_ns(ns, ifname, "flows");
 	if (out->flows_fd < 0)
 		out->flows_fd = -1;
-	out->trace_rb_fd = pin_get_ns(ns, ifname, "trace_rb");
-	if (out->trace_rb_fd < 0)
-		out->trace_rb_fd = -1;
+	out->trace_rbs_fd = pin_get_ns(ns, ifname, "trace_rbs");
+	out->trace_filters_fd = pin_get_ns(ns, ifname, "trace_filters");
+	if (out->trace_rbs_fd < 0 || out->trace_filters_fd < 0) {
+		if (out->trace_rbs_fd >= 0)
+			close(out->trace_rbs_fd);
+		if (out->trace_filters_fd >= 0)
+			close(out->trace_filters_fd);
+		out->trace_rbs_fd = out->trace_filters_fd = -1;
+	}
 	out->cm_ends_fd = pin_get_ns(ns, ifname, "cm_ends");
 	if (out->cm_ends_fd < 0)
 		out->cm_ends_fd = -1;
@@ -983,7 +990,8 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 
 void live_close(struct live_iface *li)
 {
-	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rb_fd, &li->cm_ends_fd };
+	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rbs_fd,
+		       &li->trace_filters_fd, &li->cm_ends_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

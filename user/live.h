@@ -53,7 +53,9 @@ struct live_iface {
 	int counters_fd;
 	int settings_fd;
 	int flows_fd;	 /* -1 when the object has no flow table */
-	int trace_rb_fd; /* -1 when the object has no trace ring buffer */
+	/* -1 both when the object predates several traces at once */
+	int trace_rbs_fd;     /* slot -> the ring buffer of the trace in it */
+	int trace_filters_fd; /* slot -> struct roceval_trace_filter */
 	int cm_ends_fd;	 /* RDMA CM connection ends, -1 when the object has none */
 	__u64 attached_boot_ns; /* CLOCK_BOOTTIME at attach: for averages since then */
 };

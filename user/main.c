@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,12 @@ static const char global_options[] =
 	"  -h, --help     this text; 'roceval help COMMAND' for a command\n"
 	"  -V, --version  print the version\n";
 
+int command_bad_option(const struct command *cmd, char **argv)
+{
+	/* argv[optind - 1] is the rejected option, or the one whose value is missing */
+	return command_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: roceval [-v] COMMAND [ARGS]\n\n"
@@ -72,7 +79,10 @@ static void usage(FILE *f)
 		fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f, "\nOptions:\n%s\n"
 		   "Any unique prefix of a command works ('roceval rep' is 'roceval replay').\n"
-		   "'roceval help --man' writes the manual page, roceval(8).\n",
+		   "'roceval help --man' writes the manual page, roceval(8).\n\n"
+		   "Exit status, for every command: 0 success; 1 a runtime failure (no such\n"
+		   "interface, not attached, no privileges, a failed read or write); 2 bad usage\n"
+		   "(an unknown option, a bad value, a malformed file), said in one line.\n",
 		global_options);
 }
 
@@ -193,5 +203,6 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
+	opterr = 0; /* command_bad_option() says it, in one line */
 	return cmd->run(argc - i, argv + i);
 }

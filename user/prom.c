@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <string.h>
+
 #include "cmd.h"
 #include "common.h"
 #include "prom.h"
@@ -17,49 +19,39 @@ void prom_label_value(FILE *f, const char *v)
 	}
 }
 
-/* HELP text escapes only backslash and newline. */
-static void help_text(FILE *f, const char *s)
+static void family(FILE *f, const char *name, const char *type, const char *help)
 {
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\\\", f);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*s, f);
-	}
+	/* HELP text escapes only backslash and newline; ours has neither. */
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void family(FILE *f, const char *name, const char *type, const char *help,
-		   const char *help_tail)
+/* name{interface="..." and the caller closes the braces after any further labels. */
+static void sample_start(FILE *f, const char *name, const char *ifname)
 {
-	fprintf(f, "# HELP %s ", name);
-	help_text(f, help);
-	if (help_tail)
-		help_text(f, help_tail);
-	fprintf(f, "\n# TYPE %s %s\n", name, type);
-}
-
-static void iface_label(FILE *f, const char *ifname)
-{
-	fputs("{interface=\"", f);
+	fprintf(f, "%s{interface=\"", name);
 	prom_label_value(f, ifname);
 	fputc('"', f);
 }
 
-void prom_write(FILE *f, const struct prom_iface *ifs, int n)
-{
-	char name[96], tail[160];
+#define FAMILY_ROW(name, help) { name, help },
+static const struct {
+	const char *name, *help;
+} families[] = { ROCEVAL_METRIC_FAMILIES(FAMILY_ROW) };
 
-	family(f, "roceval_build_info", "gauge", "roceval version; always 1", NULL);
+void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
+{
+	char name[96];
+
+	family(f, "roceval_build_info", "gauge", "roceval version; always 1");
 	fprintf(f, "roceval_build_info{version=\"%s\"} 1\n", ROCEVAL_VERSION);
+	family(f, "roceval_start_time_seconds", "gauge",
+	       "when this exporter started, in seconds since the epoch");
+	fprintf(f, "roceval_start_time_seconds %.3f\n", start_time);
 
 	family(f, "roceval_attached_info", "gauge",
-	       "the roceval program attached to the interface: mode, hook (xdp or tc) and program id; always 1",
-	       NULL);
+	       "the roceval program attached to the interface: mode, hook (xdp or tc) and program id; always 1");
 	for (int i = 0; i < n; i++) {
-		fputs("roceval_attached_info", f);
-		iface_label(f, ifs[i].ifname);
+		sample_start(f, "roceval_attached_info", ifs[i].ifname);
 		fputs(",mode=\"", f);
 		prom_label_value(f, ifs[i].mode);
 		fputs("\",hook=\"", f);
@@ -67,35 +59,53 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n)
 		fprintf(f, "\",prog_id=\"%u\"} 1\n", ifs[i].prog_id);
 	}
 	family(f, "roceval_attached_since_seconds", "gauge",
-	       "when the program was attached to the interface, in seconds since the epoch", NULL);
+	       "when the program was attached to the interface, in seconds since the epoch");
 	for (int i = 0; i < n; i++) {
-		fputs("roceval_attached_since_seconds", f);
-		iface_label(f, ifs[i].ifname);
+		sample_start(f, "roceval_attached_since_seconds", ifs[i].ifname);
 		fprintf(f, "} %lld\n", (long long)ifs[i].attached_since);
 	}
+	family(f, "roceval_flows", "gauge", "flows (source, destination, DestQP) in the flow table");
+	for (int i = 0; i < n; i++) {
+		if (ifs[i].flows < 0)
+			continue;
+		sample_start(f, "roceval_flows", ifs[i].ifname);
+		fprintf(f, "} %lld\n", ifs[i].flows);
+	}
+	family(f, "roceval_flows_max", "gauge",
+	       "size of the flow table; when full the oldest flow is evicted");
+	for (int i = 0; i < n; i++) {
+		if (ifs[i].flows_max < 0)
+			continue;
+		sample_start(f, "roceval_flows_max", ifs[i].ifname);
+		fprintf(f, "} %lld\n", ifs[i].flows_max);
+	}
 
-	for (int t = 0; t < TOTAL__COUNT; t++) {
-		snprintf(name, sizeof(name), "roceval_%s_total", total_ids[t]);
-		family(f, name, "counter", total_descs[t], NULL);
-		for (int i = 0; i < n; i++) {
-			if (!ifs[i].c)
+	for (size_t fam = 0; fam < sizeof(families) / sizeof(families[0]); fam++) {
+		snprintf(name, sizeof(name), "roceval_%s_total", families[fam].name);
+		family(f, name, "counter", families[fam].help);
+		for (int t = 0; t < TOTAL__COUNT; t++) {
+			if (strcmp(total_metrics[t], families[fam].name))
 				continue;
-			fputs(name, f);
-			iface_label(f, ifs[i].ifname);
-			fprintf(f, "} %llu\n", (unsigned long long)ifs[i].c->total[t]);
+			for (int i = 0; i < n; i++) {
+				if (!ifs[i].c)
+					continue;
+				sample_start(f, name, ifs[i].ifname);
+				fprintf(f, "%s%s} %llu\n", *total_labels[t] ? "," : "", total_labels[t],
+					(unsigned long long)ifs[i].c->total[t]);
+			}
 		}
 	}
+
+	family(f, "roceval_violations_total", "counter",
+	       "frames that broke the rule (info severity: telemetry such as CNPs and NAKs); "
+	       "'roceval rules' describes each");
 	for (int r = 0; r < RULE__COUNT; r++) {
-		snprintf(name, sizeof(name), "roceval_rule_%s_total", rule_ids[r]);
-		snprintf(tail, sizeof(tail), " (%s; %s)", severity_name(rule_sevs[r]), rule_refs[r]);
-		family(f, name, "counter", rule_descs[r], tail);
 		for (int i = 0; i < n; i++) {
 			if (!ifs[i].c)
 				continue;
-			fputs(name, f);
-			iface_label(f, ifs[i].ifname);
-			fprintf(f, ",severity=\"%s\"} %llu\n", severity_name(rule_sevs[r]),
-				(unsigned long long)ifs[i].c->rule[r]);
+			sample_start(f, "roceval_violations_total", ifs[i].ifname);
+			fprintf(f, ",rule=\"%s\",severity=\"%s\"} %llu\n", rule_ids[r],
+				severity_name(rule_sevs[r]), (unsigned long long)ifs[i].c->rule[r]);
 		}
 	}
 }

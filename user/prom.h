@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Prometheus text exposition (format 0.0.4) of the counters.
+ * Prometheus text exposition (format 0.0.4) of the counters, in the
+ * node_exporter manner: one family per kind of thing, told apart by labels.
  *
- * One counter family per rule, roceval_rule_<id>_total{interface, severity},
- * rather than one roceval_violations_total{rule=...}: each family then carries
- * its rule's own HELP text from the rule table, which is what someone reading
- * the metric needs, and an alert on one rule names one metric.  The rule ids
- * are a closed public set, so this adds no cardinality; the constant severity
- * label lets `sum by (severity)` over {__name__=~"roceval_rule_.+_total"}
- * aggregate them.  Frame totals are roceval_<id>_total{interface}.
+ *   roceval_violations_total{interface, rule, severity}   one series per rule
+ *   roceval_<family>_total{interface[, label]}            frame totals, as the
+ *       totals table in roceval_rules.h maps them (e.g. icrc_frames{result})
+ *   roceval_flows{interface}, roceval_flows_max{interface} flow table occupancy
+ *   roceval_attached_info{interface, mode, prog_id}       1 per attachment
+ *   roceval_attached_since_seconds{interface}
+ *   roceval_start_time_seconds, roceval_build_info{version}
+ *
+ * rate() drops the metric name, so series that differ only by name collide
+ * in a query; keeping the rule a label is what lets sum by (severity)
+ * (rate(roceval_violations_total[5m])) work.
  */
 #ifndef ROCEVAL_PROM_H
 #define ROCEVAL_PROM_H
@@ -28,10 +33,11 @@ struct prom_iface {
 	__u32 prog_id;
 	time_t attached_since;
 	const struct roceval_counters *c; /* NULL: counters unreadable, no samples */
+	long long flows, flows_max;	  /* flow table entries and size; -1: unknown */
 };
 
-/* Writes every family, each interface a sample in it. */
-void prom_write(FILE *f, const struct prom_iface *ifs, int n);
+/* Writes every family, each interface a sample in it; start_time is the exporter's. */
+void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time);
 /* A label value with \\, \" and \n escaped, without the quotes. */
 void prom_label_value(FILE *f, const char *v);
 

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "common.h"
+#include "json.h"
 #include "settings.h"
 
 #define SETTING_KEY(key, syntax, desc) #key,
@@ -17,8 +18,6 @@ void settings_defaults(struct roceval_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->icrc_sample = 1;
-	s->trace_qpn = ROCEVAL_ANY_QPN;
-	s->trace_snaplen = ROCEVAL_DEFAULT_SNAPLEN;
 	s->trace_rate = ROCEVAL_DEFAULT_TRACE_RATE;
 	s->trace_burst = ROCEVAL_DEFAULT_TRACE_BURST;
 }
@@ -206,7 +205,8 @@ void settings_print_json(FILE *f, const struct roceval_settings *s)
 	fputc('{', f);
 	for (int i = 0; settings_keys[i]; i++) {
 		settings_format(s, settings_keys[i], val, sizeof(val));
-		fprintf(f, "%s\"%s\": \"%s\"", i ? ", " : "", settings_keys[i], val);
+		fprintf(f, "%s\"%s\": ", i ? ", " : "", settings_keys[i]);
+		json_str(f, val);
 	}
 	fputc('}', f);
 }

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -12,12 +17,19 @@
 
 int verbose;
 
+/* One write per message: stderr is unbuffered, and a line in pieces can interleave. */
 static void vlog(const char *fmt, va_list ap)
 {
-	fputs("roceval: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	if (!*fmt || fmt[strlen(fmt) - 1] != '\n')
-		fputc('\n', stderr);
+	char line[8192];
+	int n = snprintf(line, sizeof(line), "roceval: ");
+
+	n += vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	if (n >= (int)sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	if (line[n - 1] != '\n')
+		line[n++] = '\n';
+	line[n] = '\0';
+	fputs(line, stderr);
 }
 
 void pr_warn(const char *fmt, ...)
@@ -110,6 +122,39 @@ int require_caps(bool pins)
 	return -EPERM;
 }
 
+int lockfile_lock(const char *path, bool wait)
+{
+	struct stat locked, named;
+	char dir[PATH_MAX];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (mkdir(dirname(dir), 0755) && errno != EEXIST)
+		return -errno;
+	for (;;) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+		/* the holder before us may have removed the file: then this lock guards nothing */
+		if (!fstat(fd, &locked) && !stat(path, &named) && locked.st_ino == named.st_ino)
+			return fd;
+		close(fd);
+	}
+}
+
+void lockfile_unlock(const char *path, int fd)
+{
+	/* removed while still held, so nobody can lock it between the two */
+	unlink(path);
+	close(fd);
+}
+
 bool parse_u32(const char *s, unsigned long max, __u32 *out)
 {
 	char *end;
@@ -129,14 +174,18 @@ bool parse_u32(const char *s, unsigned long max, __u32 *out)
 #define RULE_FIELD_DESC(e, id, sev, ref, desc) [RULE_##e] = desc,
 #define RULE_FIELD_REF(e, id, sev, ref, desc) [RULE_##e] = ref,
 #define RULE_FIELD_SEV(e, id, sev, ref, desc) [RULE_##e] = sev,
-#define TOTAL_FIELD_ID(e, id, desc) [TOTAL_##e] = id,
-#define TOTAL_FIELD_DESC(e, id, desc) [TOTAL_##e] = desc,
+#define TOTAL_FIELD_ID(e, id, metric, label, desc) [TOTAL_##e] = id,
+#define TOTAL_FIELD_METRIC(e, id, metric, label, desc) [TOTAL_##e] = metric,
+#define TOTAL_FIELD_LABEL(e, id, metric, label, desc) [TOTAL_##e] = label,
+#define TOTAL_FIELD_DESC(e, id, metric, label, desc) [TOTAL_##e] = desc,
 
 const char *const rule_ids[RULE__COUNT] = { ROCEVAL_RULES(RULE_FIELD_ID) };
 const char *const rule_descs[RULE__COUNT] = { ROCEVAL_RULES(RULE_FIELD_DESC) };
 const char *const rule_refs[RULE__COUNT] = { ROCEVAL_RULES(RULE_FIELD_REF) };
 const int rule_sevs[RULE__COUNT] = { ROCEVAL_RULES(RULE_FIELD_SEV) };
 const char *const total_ids[TOTAL__COUNT] = { ROCEVAL_TOTALS(TOTAL_FIELD_ID) };
+const char *const total_metrics[TOTAL__COUNT] = { ROCEVAL_TOTALS(TOTAL_FIELD_METRIC) };
+const char *const total_labels[TOTAL__COUNT] = { ROCEVAL_TOTALS(TOTAL_FIELD_LABEL) };
 const char *const total_descs[TOTAL__COUNT] = { ROCEVAL_TOTALS(TOTAL_FIELD_DESC) };
 
 const char *severity_name(int sev)

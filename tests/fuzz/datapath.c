@@ -677,6 +677,8 @@ static struct replay *batch;
 static int live_prog_fd, live_counters_fd, flows_fd;
 static __u32 flow_entries = 64; /* small, so that eviction runs all the time */
 static unsigned long long pushed, pushed_base, violations, per_mode[MODE__COUNT], oversized;
+/* bytes of the frames under 14 bytes, which only the batch program sees */
+static unsigned long long short_bytes, short_bytes_base;
 static struct roceval_counters live_now, batch_base, live_base;
 static struct roceval_counters last; /* counter deltas of the last frame */
 static bool quiet;
@@ -752,8 +754,10 @@ static void push(const struct frame *f, enum mode mode)
 	pushed++;
 	per_mode[mode]++;
 	/* BPF_PROG_TEST_RUN refuses frames shorter than an Ethernet header; the batch still sees them. */
-	if (f->len < 14)
+	if (f->len < 14) {
+		short_bytes += f->len;
 		return;
+	}
 	opts.data_in = f->d;
 	opts.data_size_in = f->len;
 	opts.repeat = 1;
@@ -773,12 +777,17 @@ static void push(const struct frame *f, enum mode mode)
 
 	if (d->total[TOTAL_FRAMES] != 1)
 		violation(f, mode, "frames grew by %llu", (unsigned long long)d->total[TOTAL_FRAMES]);
+	if (d->total[TOTAL_BYTES] != f->len)
+		violation(f, mode, "bytes grew by %llu, the frame has %u", (unsigned long long)d->total[TOTAL_BYTES],
+			  f->len);
+	if (d->total[TOTAL_ROCE_BYTES] != (e.roce ? f->len : 0))
+		violation(f, mode, "roce_bytes grew by %llu", (unsigned long long)d->total[TOTAL_ROCE_BYTES]);
 	if (d->total[TOTAL_ROCE] != e.roce)
 		violation(f, mode, "roce grew by %llu, expected %d", (unsigned long long)d->total[TOTAL_ROCE],
 			  e.roce);
 	if (!e.roce) {
 		for (int i = 0; i < TOTAL__COUNT; i++)
-			if (i != TOTAL_FRAMES && d->total[i])
+			if (i != TOTAL_FRAMES && i != TOTAL_BYTES && d->total[i])
 				violation(f, mode, "not RoCEv2 but %s grew", total_ids[i]);
 		for (int i = 0; i < RULE__COUNT; i++)
 			if (d->rule[i])
@@ -865,6 +874,8 @@ static void compare_batch(enum mode mode)
 	for (int i = 0; i < TOTAL__COUNT; i++) {
 		__u64 db = b.total[i] - batch_base.total[i], dl = live_now.total[i] - live_base.total[i];
 
+		if (i == TOTAL_BYTES)
+			dl += short_bytes - short_bytes_base;
 		if (i != TOTAL_FRAMES && db != dl)
 			violation(NULL, mode, "batch counted %s %llu, live %llu", total_ids[i],
 				  (unsigned long long)db, (unsigned long long)dl);
@@ -879,6 +890,7 @@ static void compare_batch(enum mode mode)
 	batch_base = b;
 	live_base = live_now;
 	pushed_base = pushed;
+	short_bytes_base = short_bytes;
 }
 
 /*

@@ -29,15 +29,14 @@ $(OUTPUT)/fuzz-datapath: tests/fuzz/datapath.c $(OUTPUT)/libroceval.a $(USER_HDR
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, each built with the user sources it
 # names in its FUZZ_SRCS_<name> (compiled again with the sanitizers).
 FUZZ_TARGETS := settings pcap config trace http
-FUZZ_SRCS_settings := user/settings.c user/util.c
-FUZZ_SRCS_pcap := user/cmd_replay.c user/cooked.c user/flows.c user/cm.c user/settings.c user/util.c user/counters.c tests/fuzz/stub_replay.c
-FUZZ_SRCS_config := user/config.c user/settings.c user/util.c
+FUZZ_SRCS_settings := user/settings.c user/util.c user/json.c
+FUZZ_SRCS_pcap := user/cmd_replay.c user/cooked.c user/flows.c user/cm.c user/settings.c user/util.c user/json.c user/counters.c tests/fuzz/stub_replay.c
+FUZZ_SRCS_config := user/config.c user/settings.c user/util.c user/json.c
 # the trace target includes user/cmd_trace.c, and live.c loads the skeleton
 FUZZ_DEPS_trace := user/cmd_trace.c $(OUTPUT)/roceval.skel.h
-FUZZ_SRCS_trace := user/live.c user/loader.c user/flows.c user/cm.c user/settings.c user/util.c user/counters.c
-# the http target includes user/daemon.c
-FUZZ_DEPS_http := user/daemon.c $(OUTPUT)/roceval.skel.h
-FUZZ_SRCS_http := $(FUZZ_SRCS_trace) user/config.c user/prom.c
+FUZZ_SRCS_trace := user/live.c user/loader.c user/flows.c user/cm.c user/settings.c user/util.c user/json.c user/counters.c
+# the http target serves user/http.c on loopback
+FUZZ_SRCS_http := user/http.c user/prom.c user/util.c
 
 define fuzz_target
 $(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_input.h $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)

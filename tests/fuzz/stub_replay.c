@@ -79,3 +79,8 @@ int command_usage_error(const struct command *cmd, const char *fmt, ...)
 {
 	return EXIT_USAGE;
 }
+
+int command_bad_option(const struct command *cmd, char **argv)
+{
+	return EXIT_USAGE;
+}

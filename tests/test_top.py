@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""roceval top in a real terminal (tmux): it fits every size, follows a resize, colours rules by
+severity, shows the current rate first, sorts, pauses and quits on q."""
+import re
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+import roce
+from conftest import ROCEVAL, run
+
+SEND = r"""
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+for hexframe in sys.argv[2:]:
+    s.send(bytes.fromhex(hexframe))
+"""
+N_BAD = 5
+
+
+def frames():
+    """N_BAD frames with a bad ICRC (an error) and a PSN jump on one QP (psn_gap, a warning)."""
+    send_only = roce.opcode(roce.RC, "SEND_ONLY")
+    bad = [roce.roce(send_only, b"\x00" * 16, frame_kw={"bad_icrc": True}) for _ in range(N_BAD)]
+    gap = [roce.roce(send_only, b"\x00" * 16, dqpn=0x4242, psn=p) for p in (1, 2, 10)]
+    return [bytes(f) for f in bad + gap]
+
+
+@pytest.fixture
+def tmux():
+    if not shutil.which("tmux"):
+        pytest.skip("tmux (Debian package tmux) is not installed")
+    sock = f"roceval-test-{uuid.uuid4().hex[:8]}"
+
+    def cmd(*args, check=True):
+        return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True,
+                              check=check, timeout=10)
+    yield cmd
+    cmd("kill-server", check=False)
+
+
+def screen(tmux, escapes=False):
+    out = tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", "top").stdout
+    return out.rstrip("\n").split("\n")
+
+
+def wait_screen(tmux, cond, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        lines = screen(tmux)
+        if cond(lines):
+            return lines
+        time.sleep(0.1)
+    raise AssertionError("\n".join(screen(tmux)))
+
+
+def row(lines, rule):
+    return next((line for line in lines if re.match(rf"^  {rule} +\d+ ", line)), None)
+
+
+def assert_fits(lines, width, height):
+    assert len(lines) <= height, lines
+    assert max(len(line) for line in lines) <= width, lines
+
+
+def test_top_in_a_terminal(netns, tmux):
+    run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)
+    subprocess.run(["nsenter", f"--net=/run/netns/{netns.tx}", sys.executable, "-c", SEND, netns.if_tx,
+                    *(f.hex() for f in frames())], check=True, timeout=30)
+    tmux("new-session", "-d", "-s", "top", "-x", "60", "-y", "12",
+         f"nsenter --net=/run/netns/{netns.rx} {ROCEVAL} top {netns.if_rx} -d 0.3")
+
+    # 60x12: cut to fit, and says so
+    # (a capture can catch a redraw half done: wait for both rows to show a measured rate)
+    lines = wait_screen(tmux, lambda ls: all(row(ls, r) and row(ls, r).split()[2] != "-"
+                                             for r in ("icrc", "psn_gap")))
+    assert_fits(lines, 60, 12)
+    assert lines[0].startswith("roceval top - ") and "sort rate" in lines[0]
+    assert lines[-1].startswith("q quit")
+    assert any("more lines; a larger terminal shows them" in line for line in lines)
+    # the current rate comes first: no traffic now, so 0.0/s, the average since attach beside it
+    icrc = row(lines, "icrc").split()
+    assert icrc[1:3] == [str(N_BAD), "0.0"] and float(icrc[3]) > 0 and icrc[4] == "error"
+    assert row(lines, "psn_gap").split()[1:3] == ["1", "0.0"]
+
+    # colours: errors red (SGR 31), warnings yellow (33)
+    coloured = screen(tmux, escapes=True)
+    sgr = r"(?:\x1b\[[0-9;]*m)*"
+    assert re.search(rf"\x1b\[(?:[0-9;]*;)?31m{sgr}  icrc ", "\n".join(coloured)), coloured
+    assert re.search(rf"\x1b\[(?:[0-9;]*;)?33m{sgr}  psn_gap ", "\n".join(coloured)), coloured
+    assert not re.search(rf"\x1b\[(?:[0-9;]*;)?3[13]m{sgr}  roce ", "\n".join(coloured))
+
+    # larger: everything shows, the flows too
+    tmux("resize-window", "-t", "top", "-x", "100", "-y", "30")
+    lines = wait_screen(tmux, lambda ls: len(ls) > 12 and any("flows in the table" in x for x in ls))
+    assert_fits(lines, 100, 30)
+    assert not any("more lines" in line for line in lines)
+    assert any(line.startswith("  BUSIEST FLOWS") for line in lines)
+
+    # smaller than any line: still fits
+    tmux("resize-window", "-t", "top", "-x", "30", "-y", "6")
+    lines = wait_screen(tmux, lambda ls: len(ls) <= 6 and max(map(len, ls)) <= 30)
+    assert_fits(lines, 30, 6)
+
+    # keys: s sorts by count, then name; p pauses; q quits
+    tmux("resize-window", "-t", "top", "-x", "80", "-y", "24")
+
+    def rules(ls):
+        return [x.split()[0] for x in ls if re.match(r"^  \w+ +\d+ .* (error|warning|info)$", x)]
+    tmux("send-keys", "-t", "top", "s")
+    wait_screen(tmux, lambda ls: "sort count" in ls[0] and rules(ls)[:2] == ["icrc", "psn_gap"])
+    tmux("send-keys", "-t", "top", "s")
+
+    # by count icrc (5) comes before psn_gap (1); by name every rule is in order
+    wait_screen(tmux, lambda ls: "sort name" in ls[0] and rules(ls) == sorted(rules(ls)) and
+                {"icrc", "psn_gap"} <= set(rules(ls)))
+    tmux("send-keys", "-t", "top", "p")
+    paused = wait_screen(tmux, lambda ls: "PAUSED" in ls[0])
+    time.sleep(1)
+    assert screen(tmux)[1:] == paused[1:]  # frozen
+    tmux("send-keys", "-t", "top", "q")
+    deadline = time.time() + 5
+    while time.time() < deadline and tmux("has-session", "-t", "top", check=False).returncode == 0:
+        time.sleep(0.1)
+    assert tmux("has-session", "-t", "top", check=False).returncode != 0
+
+
+def test_top_without_a_terminal(netns):
+    run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)
+    res = run("top", netns.if_rx, "-n", "1", netns=netns.rx, stdin=subprocess.DEVNULL)
+    assert res.returncode == 0, res.stderr
+    assert "\x1b" not in res.stdout and res.stdout.startswith("roceval top - ")
+    res = run("top", netns.if_rx, "--sort", "size", netns=netns.rx)
+    assert res.returncode == 2
+    assert res.stderr == "roceval top: --sort size: expected rate, count or name; see 'roceval help top'\n"
+
+
+def test_top_on_a_terminal_without_term(netns):
+    """A terminal whose type is not known: one clear line and exit 1, the terminal untouched."""
+    import os
+    import pty
+
+    run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)
+    env = {k: v for k, v in os.environ.items() if k != "TERM"}
+    for term_env, want in ((env, "TERM is not set"), ({**env, "TERM": "no-such-term"},
+                                                      "unknown terminal type 'no-such-term'")):
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execvpe("nsenter", ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "top",
+                                   netns.if_rx], term_env)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 1
+        assert out.decode().replace("\r\n", "\n") == \
+            f"roceval: top: {want}: set TERM to your terminal's type, or run 'roceval top' with " \
+            "output to a pipe or a file\n"
