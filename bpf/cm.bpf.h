@@ -76,6 +76,7 @@ struct cm_scratch {
 	struct roceval_cm_end end_new;
 	struct roceval_cm_key key;
 	struct roceval_cm_key old_key;
+	struct roceval_cm_key keep; /* here, not on the stack: the deepest call chain must fit 512 bytes */
 	struct roceval_cm_end_key end_key;
 };
 
@@ -243,12 +244,11 @@ static __always_inline struct roceval_conn *cm_create(struct cm_scratch *c, stru
 		/* The same key may since have been closed and created again in a later slot. */
 		if (old && old->seq + cap == seq) {
 			bool open = old->state != CM_STATE_CLOSED;
-			struct roceval_cm_key keep;
 
-			__builtin_memcpy(&keep, &c->key, sizeof(keep));
+			__builtin_memcpy(&c->keep, &c->key, sizeof(c->keep));
 			__builtin_memcpy(&c->key, &c->old_key, sizeof(c->key));
 			cm_remove(c, old);
-			__builtin_memcpy(&c->key, &keep, sizeof(c->key));
+			__builtin_memcpy(&c->key, &c->keep, sizeof(c->key));
 			/* Counted on the totals only: the eviction is not this frame's doing. */
 			if (open)
 				cnt->rule[RULE_CONN_EVICTED]++;
