@@ -633,7 +633,7 @@ def test_the_units_capabilities_run_the_daemon(netns, daemons, deploy, tmp_path,
     assert f"roceval: {netns.if_rx}: attached (native mode, program {xdp_prog_id(netns)})" in d.stderr()
     pcap, want = traffic
     send(netns, pcap)
-    assert wait_for(lambda: metrics(netns, port).get("roceval_roce_total") == want["roce"])
+    assert wait_for(lambda: metrics(netns, port).get(ROCE) == want["roce"])
     assert d.stop() == 0
     assert xdp_prog_id(netns) is not None
     run("detach", netns.if_rx, netns=netns.rx, check=True)
@@ -649,7 +649,7 @@ def test_tc_mode_is_served_with_its_hook(netns, daemons, tmp_path, traffic):
     assert f'roceval_attached_info{{interface="{netns.if_rx}",mode="tc",hook="tc",prog_id="{prog}"}} 1' in body
     pcap, want = traffic
     send(netns, pcap)
-    assert wait_for(lambda: metrics(netns, port).get("roceval_roce_total") == want["roce"])
+    assert wait_for(lambda: metrics(netns, port).get(ROCE) == want["roce"])
     assert d.stop() == 0
     run("detach", netns.if_rx, netns=netns.rx, check=True)
 

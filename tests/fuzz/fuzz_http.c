@@ -30,7 +30,7 @@ static void render(void *ctx, FILE *f)
 {
 	static const struct roceval_counters c = { .total = { [TOTAL_FRAMES] = 7 } };
 	/* a name with every character a label value must escape */
-	struct prom_iface pi = { .ifname = "fz\"\\\n0", .mode = "native", .prog_id = 1,
+	struct prom_iface pi = { .ifname = "fz\"\\\n0", .mode = "native", .hook = "xdp", .prog_id = 1,
 				 .c = &c, .flows = 3, .flows_max = 8 };
 
 	prom_write(f, &pi, 1, 1.5);
