@@ -8,6 +8,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "roceval.h"
+#include "batch.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -36,20 +37,12 @@ int bench_walk(struct xdp_md *ctx)
 
 	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
 		return 0;
-	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES; i++) {
-		__u32 rec[2]; /* captured length, wire length: roceval_replay's records */
-		__u32 flen;
+	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES && i < nframes; i++) {
+		struct batch_rec r;
 
-		if (i >= nframes || off + ROCEVAL_REC_HDR > total)
+		if (!batch_next(ctx, total, &off, &r))
 			break;
-		if (bpf_xdp_load_bytes(ctx, off, rec, sizeof(rec)))
-			break;
-		off += ROCEVAL_REC_HDR;
-		flen = rec[0];
-		if (flen > total - off)
-			break;
-		bench_frame(ctx, off, flen);
-		off += flen;
+		bench_frame(ctx, r.off, r.len);
 		done++;
 	}
 	return done;

@@ -182,6 +182,7 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 #include "flow.bpf.h"
 #include "trace.bpf.h"
 #include "cm.bpf.h"
+#include "batch.bpf.h"
 
 
 /*
@@ -706,9 +707,7 @@ int roceval_tc(struct __sk_buff *skb)
 }
 
 /*
- * Offline replay: the input is a batch, a 4-byte little-endian frame count
- * and then that many records: the captured length and the wire length, 4
- * bytes little-endian each, and the captured bytes (BPF_PROG_TEST_RUN wants
+ * Offline replay: the input is a batch (batch.bpf.h; BPF_PROG_TEST_RUN wants
  * at least 14 bytes, so a batch may carry padding after its records).
  * Returns how many frames it validated so userspace can tell a malformed
  * batch from a complete one.
@@ -721,20 +720,12 @@ int roceval_replay(struct xdp_md *ctx)
 
 	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
 		return 0;
-	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES; i++) {
-		__u32 rec[2]; /* captured length, wire length */
-		__u32 flen;
+	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES && i < nframes; i++) {
+		struct batch_rec r;
 
-		if (i >= nframes || off + ROCEVAL_REC_HDR > total)
+		if (!batch_next(ctx, total, &off, &r))
 			break;
-		if (bpf_xdp_load_bytes(ctx, off, rec, sizeof(rec)))
-			break;
-		off += ROCEVAL_REC_HDR;
-		flen = rec[0];
-		if (flen > total - off)
-			break;
-		roceval_frame(ctx, off, flen, rec[1]);
-		off += flen;
+		roceval_frame(ctx, r.off, r.len, r.wire);
 		done++;
 	}
 	return done;
