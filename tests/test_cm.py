@@ -8,9 +8,8 @@ import pytest
 
 import cm_mad
 import roce
-from conftest import CAPTURES, ROCEVAL, nonzero_rules, replay_json, run
+from conftest import ROCEVAL, nonzero_rules, real_capture, replay_json, run
 
-REALCAPS = CAPTURES / "realcaps"
 CM_CAPTURES = ["cx-ibdump-rdmacm-send.pcap", "cx-ibdump-rdmacm-write.pcap",
                "cx-ibdump-rdmacm-read.pcap", "nvmeof-discover-a.pcap", "nvmeof-discover-b.pcap"]
 
@@ -274,9 +273,7 @@ def test_rej_reason_matches_tshark(tmp_path):
 
 @pytest.mark.parametrize("name", CM_CAPTURES)
 def test_real_handshakes(name):
-    pcap = REALCAPS / name
-    if not pcap.exists():
-        pytest.skip(f"{pcap} is absent (the shared captures are not part of the project)")
+    pcap = real_capture(f"realcaps/{name}")
     mads = tshark_fields(pcap, "ip.src", "ip.dst", "infiniband.mad.mgmtclass",
                          "infiniband.mad.attributeid")
     attrs = [int(m[3], 16) for m in mads if int(m[2], 16) == 0x07]
@@ -320,9 +317,7 @@ def test_real_handshakes(name):
 
 @pytest.mark.parametrize("name", ["nvmeof-echo.pcap", "nvmeof-idle.pcap"])
 def test_real_captures_without_cm(name):
-    pcap = REALCAPS / name
-    if not pcap.exists():
-        pytest.skip(f"{pcap} is absent (the shared captures are not part of the project)")
+    pcap = real_capture(f"realcaps/{name}")
     r = replay_json(pcap)
     assert nonzero_rules(r) == {}
     assert r["connections"] == []
