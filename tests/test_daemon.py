@@ -692,6 +692,23 @@ def test_adopt_all_without_interfaces(netns, daemons, tmp_path):
             subprocess.run(["rm", "-rf", str(pin_dir(ifname, ns))], capture_output=True)
 
 
+def start_prometheus(netns, port, tmp_path, rule_file=None):
+    """A real Prometheus in the receiving namespace, scraping the daemon on `port` every second
+    and serving its API on port + 2; with `rule_file`, evaluating those rules every second."""
+    conf = {"global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
+            "scrape_configs": [{"job_name": "roceval",
+                                "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}]}
+    if rule_file:
+        conf["global"]["evaluation_interval"] = "1s"
+        conf["rule_files"] = [str(rule_file)]
+    cfg = tmp_path / "prometheus.yml"
+    cfg.write_text(json.dumps(conf))
+    return subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", "prometheus",
+                             f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                             f"--web.listen-address=127.0.0.1:{port + 2}"],
+                            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
+
+
 def test_prometheus_scrapes_it(netns, daemons, tmp_path, traffic):
     """The real thing: Prometheus scrapes the daemon and stores the values it served."""
     if not shutil.which("prometheus"):
@@ -700,15 +717,7 @@ def test_prometheus_scrapes_it(netns, daemons, tmp_path, traffic):
     port = 9435 + os.getpid() % 1000
     start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
     send(netns, pcap)
-    cfg = tmp_path / "prometheus.yml"
-    cfg.write_text(json.dumps({
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s"},
-        "scrape_configs": [{"job_name": "roceval",
-                            "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}]}))
-    prom = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", "prometheus",
-                             f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                             f"--web.listen-address=127.0.0.1:{port + 2}"],
-                            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
+    prom = start_prometheus(netns, port, tmp_path)
     try:
         def api(path):
             r = prom_get(netns, port + 2, path)
@@ -757,16 +766,7 @@ def test_alerts_evaluate_against_live_exporter(netns, daemons, tmp_path):
     port = 9435 + os.getpid() % 1000
     start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
     shutil.copy(ROOT / "deploy" / "roceval-alerts.yml", tmp_path / "alerts.yml")
-    cfg = tmp_path / "prometheus.yml"
-    cfg.write_text(json.dumps({
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-        "rule_files": [str(tmp_path / "alerts.yml")],
-        "scrape_configs": [{"job_name": "roceval",
-                            "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]}]}))
-    prom = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", "prometheus",
-                             f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                             f"--web.listen-address=127.0.0.1:{port + 2}"],
-                            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "prometheus.log", "w"))
+    prom = start_prometheus(netns, port, tmp_path, tmp_path / "alerts.yml")
     try:
         def rules():
             try:
