@@ -2,9 +2,11 @@
 """Shared fixtures: the roceval binary, replay helpers, throwaway network namespaces."""
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -47,6 +49,23 @@ def run(*args, check=False, timeout=120, netns=None, **kw):
     if check and res.returncode != 0:
         raise AssertionError(f"{cmd} exited {res.returncode}:\n{res.stdout}\n{res.stderr}")
     return res
+
+
+def read_until_closed(fd, timeout=10):
+    """What the other side of a pty writes until it closes it (EIO), at most `timeout` seconds."""
+    out = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if not select.select([fd], [], [], 0.5)[0]:
+                continue
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the other side closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
 
 
 def replay_json(pcap, *opts):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROCEVAL, nonzero_rules, pin_dir, replay_json, run
+from conftest import ROCEVAL, nonzero_rules, pin_dir, read_until_closed, replay_json, run
 N_BAD = 6
 
 # Sends every frame of a pcap out of an interface through AF_PACKET, in order.
@@ -479,16 +479,7 @@ def test_top_on_a_terminal_quits_on_q(netns):
     assert b"\033[?1049h" in out  # the alternate screen (xterm's smcup)
     assert not termios.tcgetattr(fd)[3] & termios.ICANON  # raw while running
     os.write(fd, b"q")
-    while time.monotonic() < deadline:
-        try:
-            if not select.select([fd], [], [], 0.5)[0]:
-                continue
-            chunk = os.read(fd, 65536)
-        except OSError:  # EIO: the other side closed
-            break
-        if not chunk:
-            break
-        out += chunk
+    out += read_until_closed(fd)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert b"\033[?1049l" in out  # the shell's screen back (rmcup)

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 import roce
-from conftest import ROCEVAL, run
+from conftest import ROCEVAL, read_until_closed, run
 
 SEND = r"""
 import socket, sys
@@ -153,15 +153,7 @@ def test_top_on_a_terminal_without_term(netns):
         if pid == 0:
             os.execvpe("nsenter", ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "top",
                                    netns.if_rx], term_env)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
+        out = read_until_closed(fd)
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 1
         assert out.decode().replace("\r\n", "\n") == \
