@@ -12,7 +12,7 @@ V         ?= 0
 
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -I$(OUTPUT) -D_GNU_SOURCE
+CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE
 BPF_CFLAGS := -target bpf -O2 -g -Wall -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUTPUT) -I.
 LDLIBS    := -lbpf -lelf -lz -lpcap -lxdp -lm -lmicrohttpd -lpthread -lncursesw
 
@@ -25,9 +25,13 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 HEADERS   := $(wildcard include/*.h) $(wildcard bpf/*.bpf.h)
-USER_SRCS := $(filter-out user/gen_crc_tables.c,$(wildcard user/*.c))
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
-USER_HDRS := $(wildcard user/*.h)
+# user/lib/ is libroceval.a (everything the commands, the fuzzers and the bench share);
+# user/cmd/ holds one file per command and main.c.
+LIB_SRCS  := $(wildcard user/lib/*.c)
+LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+CMD_SRCS  := $(wildcard user/cmd/*.c)
+CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(CMD_SRCS))
+USER_HDRS := $(wildcard user/lib/*.h user/cmd/*.h)
 
 .DELETE_ON_ERROR:
 .PHONY: all deps test demo bench bench-live fuzz clean vmlinux help install docs deb image
@@ -55,11 +59,16 @@ $(OUTPUT)/roceval.skel.h: $(OUTPUT)/roceval.bpf.o
 
 $(OUTPUT)/%.o: user/%.c $(USER_HDRS) $(HEADERS) $(OUTPUT)/roceval.skel.h Makefile | $(OUTPUT)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BIN): $(USER_OBJS)
+$(OUTPUT)/libroceval.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(CMD_OBJS) $(OUTPUT)/libroceval.a
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(CMD_OBJS) $(OUTPUT)/libroceval.a -o $@ $(LDLIBS)
 
 # docs/rules.md and the manual page are generated from the command, rule and settings tables;
 # a test checks they are current.
@@ -87,7 +96,7 @@ install: $(BIN)
 
 # make deb: roceval_VERSION-1_ARCH.deb from this tree.  Depends is what dpkg-shlibdeps finds the
 # binary linked against, so a library added to LDLIBS reaches the package by itself.
-VERSION  := $(shell sed -n 's/^\#define ROCEVAL_VERSION "\(.*\)"/\1/p' user/cmd.h)
+VERSION  := $(shell sed -n 's/^\#define ROCEVAL_VERSION "\(.*\)"/\1/p' user/cmd/cmd.h)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB      := roceval_$(VERSION)-1_$(DEB_ARCH).deb
 DEB_ROOT := $(OUTPUT)/deb/root
@@ -169,7 +178,7 @@ $(OUTPUT)/bench_pass.skel.h: $(OUTPUT)/bench_pass.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name bench_pass_bpf > $@
 
-$(OUTPUT)/cmd_bench.o: $(OUTPUT)/bench_pass.skel.h
+$(OUTPUT)/cmd/bench.o: $(OUTPUT)/bench_pass.skel.h
 
 # Per-frame costs (as root): baseline, headers only, full ICRC, zlib; duplicate and steady paths.
 bench: $(BIN)

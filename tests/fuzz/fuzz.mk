@@ -13,30 +13,23 @@ SEED         ?= 1
 FUZZ_SECONDS ?= $(shell echo $$(( $(SECONDS) / 4 > 5 ? $(SECONDS) / 4 : 5 )))
 FUZZ_CC      ?= clang
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-std=gnu11 -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
-
-# Every user object except main.o, so harnesses link against the code roceval runs.
-FUZZ_LIB_OBJS := $(filter-out $(OUTPUT)/main.o,$(USER_OBJS))
-
-$(OUTPUT)/libroceval.a: $(FUZZ_LIB_OBJS)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && ar rcs $@ $^
+		-std=gnu11 -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE
 
 $(OUTPUT)/fuzz-datapath: tests/fuzz/datapath.c $(OUTPUT)/libroceval.a $(USER_HDRS) $(HEADERS) | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser $< $(OUTPUT)/libroceval.a -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $< $(OUTPUT)/libroceval.a -o $@ $(LDLIBS)
 
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, each built with the user sources it
 # names in its FUZZ_SRCS_<name> (compiled again with the sanitizers).
 FUZZ_TARGETS := settings pcap config trace http
-FUZZ_SRCS_settings := user/settings.c user/util.c user/json.c
-FUZZ_SRCS_pcap := user/cmd_replay.c user/cooked.c user/flows.c user/cm.c user/settings.c user/util.c user/json.c user/counters.c tests/fuzz/stub_replay.c
-FUZZ_SRCS_config := user/config.c user/settings.c user/util.c user/json.c
-# the trace target includes user/cmd_trace.c, and live.c loads the skeleton
-FUZZ_DEPS_trace := user/cmd_trace.c $(OUTPUT)/roceval.skel.h
-FUZZ_SRCS_trace := user/live.c user/loader.c user/flows.c user/cm.c user/settings.c user/util.c user/json.c user/counters.c
-# the http target serves user/http.c on loopback
-FUZZ_SRCS_http := user/http.c user/prom.c user/util.c
+FUZZ_SRCS_settings := user/lib/settings.c user/lib/util.c user/lib/json.c
+FUZZ_SRCS_pcap := user/cmd/replay.c user/lib/cooked.c user/lib/flows.c user/lib/cm.c user/lib/settings.c user/lib/util.c user/lib/json.c user/lib/counters.c tests/fuzz/stub_replay.c
+FUZZ_SRCS_config := user/lib/config.c user/lib/settings.c user/lib/util.c user/lib/json.c
+# the trace target includes user/cmd/trace.c, and live.c loads the skeleton
+FUZZ_DEPS_trace := user/cmd/trace.c $(OUTPUT)/roceval.skel.h
+FUZZ_SRCS_trace := user/lib/live.c user/lib/loader.c user/lib/flows.c user/lib/cm.c user/lib/settings.c user/lib/util.c user/lib/json.c user/lib/counters.c
+# the http target serves user/lib/http.c on loopback
+FUZZ_SRCS_http := user/lib/http.c user/lib/prom.c user/lib/util.c
 
 define fuzz_target
 $(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_input.h $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * libFuzzer target for the trace event decoder of `roceval trace`
- * (on_event() in user/cmd_trace.c, included here to reach its static
+ * (on_event() in user/cmd/trace.c, included here to reach its static
  * functions).  The first input byte picks text or JSON output and whether a
  * pcapng file is written; the rest is one ring buffer sample: a struct
  * roceval_trace_event and the frame bytes after it, any of them hostile
@@ -11,7 +11,7 @@
  * The frame is the attacker's; the event fields are the program's own, and
  * ts_ns is bpf_ktime_get_ns(), so it is kept below 2^62 (146 years of uptime).
  */
-#include "../../user/cmd_trace.c"
+#include "../../user/cmd/trace.c"
 
 #include <stdint.h>
 
