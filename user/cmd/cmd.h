@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 /*
- * A subcommand: one of these per user/cmd/*.c, listed in main.c.  The
+ * A subcommand: one of these per command file in user/cmd/, listed in main.c.  The
  * dispatcher accepts any unique prefix of `name`.
  */
 struct command {

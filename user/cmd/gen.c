@@ -973,21 +973,6 @@ static int parse_rate(const char *s, double *out)
 	return 0;
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 /* "A,B": two endpoint values of one kind. */
 static int parse_pair(const char *s, int (*one)(const char *, uint8_t *), uint8_t out[2][16])
 {
@@ -1347,29 +1332,29 @@ static int do_gen(int argc, char **argv)
 			ifname = optarg;
 			break;
 		case 'r':
-			if (parse_u64(optarg, 100000000, &o.pps) || !o.pps)
+			if (!parse_u64(optarg, 100000000, &o.pps) || !o.pps)
 				return command_usage_error(&cmd_gen, "--rate wants frames per second, 1 or more: '%s'", optarg);
 			break;
 		case 'c':
-			if (parse_u64(optarg, GEN_MAX_FRAMES, &g.count) || !g.count)
+			if (!parse_u64(optarg, GEN_MAX_FRAMES, &g.count) || !g.count)
 				return command_usage_error(&cmd_gen, "--count wants 1 to %u: '%s'", GEN_MAX_FRAMES, optarg);
 			break;
 		case 'n':
-			if (parse_u64(optarg, GEN_MAX_FRAMES, &g.messages) || !g.messages)
+			if (!parse_u64(optarg, GEN_MAX_FRAMES, &g.messages) || !g.messages)
 				return command_usage_error(&cmd_gen, "--messages wants 1 to %u: '%s'", GEN_MAX_FRAMES, optarg);
 			break;
 		case 's':
-			if (parse_u64(optarg, UINT64_MAX, &g.seed))
+			if (!parse_u64(optarg, UINT64_MAX, &g.seed))
 				return command_usage_error(&cmd_gen, "--seed wants an unsigned number: '%s'", optarg);
 			seeded = true;
 			break;
 		case 'm':
-			if (parse_u64(optarg, ROCE_PMTU_MAX, &v) || !ROCE_PMTU_IS_LEGAL(v))
+			if (!parse_u64(optarg, ROCE_PMTU_MAX, &v) || !ROCE_PMTU_IS_LEGAL(v))
 				return command_usage_error(&cmd_gen, "--pmtu must be 256, 512, 1024, 2048 or 4096: '%s'", optarg);
 			g.pmtu = v;
 			break;
 		case 'q':
-			if (parse_u64(optarg, 4096, &v) || !v)
+			if (!parse_u64(optarg, 4096, &v) || !v)
 				return command_usage_error(&cmd_gen, "--qps wants 1 to 4096: '%s'", optarg);
 			g.nqps = v;
 			break;
@@ -1393,7 +1378,7 @@ static int do_gen(int argc, char **argv)
 			json = true;
 			break;
 		case OPT_MAX_SIZE:
-			if (parse_u64(optarg, 1u << 30, &v))
+			if (!parse_u64(optarg, 1u << 30, &v))
 				return command_usage_error(&cmd_gen, "--max-size wants 0 to 1073741824 bytes: '%s'", optarg);
 			g.max_size = v;
 			break;
@@ -1415,12 +1400,12 @@ static int do_gen(int argc, char **argv)
 			break;
 		}
 		case OPT_VLAN:
-			if (parse_u64(optarg, 4094, &v) || !v)
+			if (!parse_u64(optarg, 4094, &v) || !v)
 				return command_usage_error(&cmd_gen, "--vlan wants a VLAN id, 1 to 4094: '%s'", optarg);
 			g.vlan = v;
 			break;
 		case OPT_PKEY:
-			if (parse_u64(optarg, 0xFFFF, &v) || !(v & 0x7FFF))
+			if (!parse_u64(optarg, 0xFFFF, &v) || !(v & 0x7FFF))
 				return command_usage_error(&cmd_gen, "--pkey wants a valid P_Key (low 15 bits not all zero): '%s'", optarg);
 			g.pkey = v;
 			break;

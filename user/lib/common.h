@@ -3,6 +3,7 @@
 #define ROCEVAL_COMMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <linux/types.h>
 
@@ -31,7 +32,14 @@ void libbpf_setup_logging(void);
  */
 int require_caps(bool pins);
 
+/*
+ * Option and setting values: each returns true and stores the value only when
+ * the whole string is one (numbers in C notation, at most max; booleans as
+ * on/off, yes/no, true/false, 1/0, any case).
+ */
 bool parse_u32(const char *s, unsigned long max, __u32 *out);
+bool parse_u64(const char *s, uint64_t max, uint64_t *out);
+bool parse_bool(const char *s, bool *out);
 
 /*
  * Lock files that do not pile up: lockfile_lock() creates and flocks path

@@ -71,15 +71,6 @@ int config_parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t 
 	return 0;
 }
 
-static int parse_yes_no(const char *v)
-{
-	if (!strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcasecmp(v, "true") || !strcmp(v, "1"))
-		return 1;
-	if (!strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcasecmp(v, "false") || !strcmp(v, "0"))
-		return 0;
-	return -1;
-}
-
 /* The kernel's dev_valid_name(): the name also becomes a path component here. */
 static bool valid_ifname(const char *name)
 {
@@ -142,9 +133,9 @@ int config_set(struct daemon_config *c, const char *key, const char *value, char
 		else
 			FAIL("mode = %s: expected native, generic, auto or tc", value);
 	} else if (!strcmp(key, "detach_on_exit")) {
-		int b = parse_yes_no(value);
+		bool b;
 
-		if (b < 0)
+		if (!parse_bool(value, &b))
 			FAIL("detach_on_exit = %s: expected yes or no", value);
 		c->detach_on_exit = b;
 	} else if (!strcmp(key, "json_log")) {

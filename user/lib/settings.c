@@ -47,15 +47,6 @@ static int parse_list(const char *value, __u32 lo, __u32 hi, __u16 *out, int max
 	return n ? n : -1;
 }
 
-static int parse_bool(const char *v)
-{
-	if (!strcasecmp(v, "on") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1"))
-		return 1;
-	if (!strcasecmp(v, "off") || !strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0"))
-		return 0;
-	return -1;
-}
-
 int settings_set(struct roceval_settings *s, const char *key, const char *value, char *err,
 		 size_t errlen)
 {
@@ -98,9 +89,9 @@ int settings_set(struct roceval_settings *s, const char *key, const char *value,
 		memset(s->ports, 0, sizeof(s->ports));
 		memcpy(s->ports, ports, n * sizeof(ports[0]));
 	} else if (!strcmp(key, "enforce")) {
-		int b = parse_bool(value);
+		bool b;
 
-		if (b < 0)
+		if (!parse_bool(value, &b))
 			FAIL("enforce=%s: expected on or off", value);
 		s->enforce = b;
 	} else if (!strcmp(key, "resv6")) {
