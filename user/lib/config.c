@@ -72,16 +72,6 @@ int config_parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t 
 }
 
 /* The kernel's dev_valid_name(): the name also becomes a path component here. */
-static bool valid_ifname(const char *name)
-{
-	if (!*name || strlen(name) >= IF_NAMESIZE || !strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	for (const char *p = name; *p; p++)
-		if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
-			return false;
-	return true;
-}
-
 static bool is_setting(const char *key)
 {
 	for (int i = 0; settings_keys[i]; i++)
@@ -96,7 +86,7 @@ int config_set(struct daemon_config *c, const char *key, const char *value, char
 	if (!*value)
 		FAIL("%s: a value is required", key);
 	if (!strcmp(key, "interface")) {
-		if (!valid_ifname(value))
+		if (!live_ifname_valid(value))
 			FAIL("interface = %s: not a valid interface name", value);
 		for (int i = 0; i < c->n_ifaces; i++)
 			if (!strcmp(c->ifaces[i], value))

@@ -39,7 +39,7 @@ const char *flow_hosts(const struct roceval_flow_key *k, char *buf, size_t len);
 const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len);
 /* flow_name(), then for a CM-learned flow " [tcp/4420 (NVMe-oF) peer qp 0x8d]" */
 const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len);
-/* Flow table entries for the next roceval_load() (default ROCEVAL_DEFAULT_FLOWS). */
+/* Flow table entries for the next roceval_open() (default ROCEVAL_DEFAULT_FLOWS): attach, replay. */
 void roceval_set_flow_entries(__u32 entries);
 /* Parses a --flows value: 1 .. ROCEVAL_MAX_FLOW_ENTRIES. */
 bool parse_flow_entries(const char *s, __u32 *out);

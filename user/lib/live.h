@@ -72,6 +72,11 @@ int live_ensure_bpffs(void);
 /* The resolved ROCEVAL_PIN_ROOT, and this namespace's directory name in it. */
 const char *live_pin_root(void);
 const char *live_netns(void);
+/*
+ * Whether name can be an interface's and a pin directory's: what the kernel
+ * accepts, without a leading dot.
+ */
+bool live_ifname_valid(const char *name);
 /* This namespace's pin directory for ifname. */
 int live_pin_dir(char *buf, size_t len, const char *ifname);
 /*
@@ -87,8 +92,6 @@ int live_open(const char *ifname, struct live_iface *out);
 int live_open_report(const char *ifname, struct live_iface *out);
 /* Bytes the kernel charges for the program's maps (memlock in fdinfo) and how many maps. */
 int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps);
-/* Flow table entries for the next live_attach() (default ROCEVAL_DEFAULT_FLOWS). */
-void live_set_flow_entries(__u32 entries);
 /* Detaches and removes every pin; the interface is left as it was before attach. */
 int live_detach(const char *ifname);
 /* Interfaces of this network namespace with pins, stale ones included, sorted; count or -errno. */

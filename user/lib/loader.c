@@ -9,6 +9,10 @@
 #include "flows.h"
 #include "loader.h"
 
+/*
+ * The flow table's size: the one place it is kept.  Every connection has at
+ * least two flows, so it bounds the RDMA CM connection table too.
+ */
 static __u32 flow_entries = ROCEVAL_DEFAULT_FLOWS;
 
 void roceval_set_flow_entries(__u32 entries)
@@ -16,19 +20,21 @@ void roceval_set_flow_entries(__u32 entries)
 	flow_entries = entries;
 }
 
-/* Every connection has at least two flows, so the flow table's size bounds the connections too. */
-void roceval_size_cm_maps(struct roceval_bpf *skel, __u32 flow_entries)
+/* Each table and its eviction ring are sized together; the program reads the sizes from rodata. */
+static void size_tables(struct roceval_bpf *skel)
 {
+	bpf_map__set_max_entries(skel->maps.flows, flow_entries);
+	bpf_map__set_max_entries(skel->maps.flow_ring, flow_entries);
+	skel->rodata->flow_capacity = flow_entries;
 	bpf_map__set_max_entries(skel->maps.cm_conns, flow_entries);
 	bpf_map__set_max_entries(skel->maps.conn_ring, flow_entries);
 	bpf_map__set_max_entries(skel->maps.cm_ends, 2 * flow_entries);
 	skel->rodata->conn_capacity = flow_entries;
 }
 
-struct roceval_bpf *roceval_load(unsigned int what, bool frags)
+struct roceval_bpf *roceval_open(unsigned int what, bool frags)
 {
 	struct roceval_bpf *skel;
-	int err;
 
 	libbpf_setup_logging();
 	skel = roceval_bpf__open();
@@ -42,19 +48,27 @@ struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 	if (frags)
 		bpf_program__set_flags(skel->progs.roceval_xdp,
 				       bpf_program__flags(skel->progs.roceval_xdp) | BPF_F_XDP_HAS_FRAGS);
-	/* The table and its eviction ring are sized together; the program reads the size from rodata. */
-	bpf_map__set_max_entries(skel->maps.flows, flow_entries);
-	bpf_map__set_max_entries(skel->maps.flow_ring, flow_entries);
-	skel->rodata->flow_capacity = flow_entries;
-	roceval_size_cm_maps(skel, flow_entries);
-	err = roceval_bpf__load(skel);
+	size_tables(skel);
+	return skel;
+}
+
+int roceval_load_opened(struct roceval_bpf *skel)
+{
+	int err = roceval_bpf__load(skel);
+
 	if (err) {
 		pr_warn("Couldn't load the BPF program: %s%s", strerror(-err),
 			err == -EPERM ? " (CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON are needed)" : verbose ? "" : " (run with -v for the verifier log)");
 		roceval_bpf__destroy(skel);
-		return NULL;
 	}
-	return skel;
+	return err;
+}
+
+struct roceval_bpf *roceval_load(unsigned int what, bool frags)
+{
+	struct roceval_bpf *skel = roceval_open(what, frags);
+
+	return skel && !roceval_load_opened(skel) ? skel : NULL;
 }
 
 int roceval_settings_write(int settings_fd, const struct roceval_settings *s)

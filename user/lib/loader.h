@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Loading the BPF object, in the libbpf order: roceval_open() (choose the
+ * programs, size the tables: nothing in the kernel yet), then
+ * roceval_load_opened() (maps created, the verifier run), then whatever the
+ * caller does with it (attach, pin, BPF_PROG_TEST_RUN).  libxdp's dispatcher
+ * takes an opened object and loads it itself.
+ */
 #ifndef ROCEVAL_LOADER_H
 #define ROCEVAL_LOADER_H
 
@@ -13,14 +20,16 @@ enum roceval_load_what {
 };
 
 /*
- * Opens and loads the BPF object with the programs asked for.  `frags`
- * loads the live program as xdp.frags (multi-buffer); without it frames
- * larger than the driver's linear area never reach the program.
- * Returns NULL with a one-line error printed.
+ * Opens the BPF object with the programs asked for and its tables sized
+ * (roceval_set_flow_entries()).  `frags` marks the live program xdp.frags
+ * (multi-buffer); without it frames larger than the driver's linear area
+ * never reach the program.  NULL with a one-line error printed.
  */
+struct roceval_bpf *roceval_open(unsigned int what, bool frags);
+/* Loads an opened object; on failure destroys it and returns -errno, the reason printed. */
+int roceval_load_opened(struct roceval_bpf *skel);
+/* roceval_open() then roceval_load_opened(): NULL with the reason printed. */
 struct roceval_bpf *roceval_load(unsigned int what, bool frags);
-/* Sizes the RDMA CM connection table with the flow table, before the object is loaded. */
-void roceval_size_cm_maps(struct roceval_bpf *skel, __u32 flow_entries);
 int roceval_settings_write(int settings_fd, const struct roceval_settings *s);
 int roceval_settings_read(int settings_fd, struct roceval_settings *s);
 
