@@ -29,6 +29,15 @@ int command_usage_error(const struct command *cmd, const char *fmt, ...)
  */
 int command_bad_option(const struct command *cmd, char **argv);
 
+struct live_iface;
+/*
+ * The optional IFACE after a live command's options: at most one, the
+ * privileges checked, then it (or every attachment of this namespace) opened
+ * into li[LIVE_MAX_IFACES].  The count opened, or minus the exit status with
+ * the reason printed.
+ */
+int command_open_ifaces(const struct command *cmd, int argc, char **argv, struct live_iface *li);
+
 #define ROCEVAL_VERSION "0.1.0"
 
 #endif

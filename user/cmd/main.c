@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "common.h"
+#include "live.h"
 #include "manpage.h"
 
 extern const struct command cmd_bench, cmd_daemon, cmd_replay, cmd_rules;
@@ -68,6 +69,19 @@ int command_bad_option(const struct command *cmd, char **argv)
 {
 	/* argv[optind - 1] is the rejected option, or the one whose value is missing */
 	return command_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
+}
+
+int command_open_ifaces(const struct command *cmd, int argc, char **argv, struct live_iface *li)
+{
+	const char *ifname = NULL;
+
+	if (optind < argc)
+		ifname = argv[optind++];
+	if (optind < argc)
+		return -command_usage_error(cmd, "one interface at a time ('%s'?)", argv[optind]);
+	if (require_caps(true))
+		return -1;
+	return live_open_local(ifname, li, LIVE_MAX_IFACES);
 }
 
 static void usage(FILE *f)

@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "cm.h"
 #include "flows.h"
+#include "json.h"
 #include "replay.h"
 #include "settings.h"
 
@@ -265,15 +266,17 @@ static int do_replay(int argc, char **argv)
 		const struct flow_entry *both_ways = icrc_bad_both_ways(&c, flows, nflows);
 
 		if (json) {
-			fputc('{', stdout);
-			counters_print_json_fields(stdout, &c);
-			fprintf(stdout, ", \"icrc_all_bad_both_directions\": %s, ", both_ways ? "true" : "false");
-			cm_rej_print_json(stdout, rej_fd);
-			fputs(", ", stdout);
-			cm_print_json_connections(stdout, conns_fd);
-			fputs(", ", stdout);
-			flows_print_json_array(stdout, flows, nflows, top);
-			fputs("}\n", stdout);
+			struct json_writer w;
+
+			json_init(&w, stdout);
+			json_object_begin(&w, NULL);
+			counters_json(&w, &c);
+			json_bool(&w, "icrc_all_bad_both_directions", both_ways);
+			cm_rej_json(&w, rej_fd);
+			cm_connections_json(&w, conns_fd);
+			flows_json(&w, flows, nflows, top);
+			json_object_end(&w);
+			json_end(&w);
 		} else {
 			char hosts[2 * INET6_ADDRSTRLEN + 8];
 

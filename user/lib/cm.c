@@ -9,6 +9,7 @@
 #include "cm.h"
 #include "common.h"
 #include "flows.h"
+#include "json.h"
 #include "live.h"
 
 /* Applications known by their RDMA CM port.  X(port space, port, name) */
@@ -77,16 +78,16 @@ static const char *rej_reason_id(unsigned int code)
 	return NULL;
 }
 
-void cm_rej_print_json(FILE *f, int rej_fd)
+void cm_rej_json(struct json_writer *w, int rej_fd)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u64 *v = ncpu > 0 ? calloc(ncpu, sizeof(*v)) : NULL;
-	bool first = true;
 
-	fputs("\"cm_rej_reasons\": {", f);
+	json_object_begin(w, "cm_rej_reasons");
 	for (__u32 r = 0; v && rej_fd >= 0 && r < ROCEVAL_CM_REJ_SLOTS; r++) {
 		unsigned long long sum = 0;
 		const char *id = rej_reason_id(r);
+		char name[32];
 
 		if (bpf_map_lookup_elem(rej_fd, &r, v))
 			continue;
@@ -94,14 +95,14 @@ void cm_rej_print_json(FILE *f, int rej_fd)
 			sum += v[c];
 		if (!sum)
 			continue;
-		if (id)
-			fprintf(f, "%s\"%s\": %llu", first ? "" : ", ", id, sum);
-		else
-			fprintf(f, "%s\"reason_%u%s\": %llu", first ? "" : ", ", r,
-				r == ROCEVAL_CM_REJ_SLOTS - 1 ? "_or_more" : "", sum);
-		first = false;
+		if (!id) {
+			snprintf(name, sizeof(name), "reason_%u%s", r,
+				 r == ROCEVAL_CM_REJ_SLOTS - 1 ? "_or_more" : "");
+			id = name;
+		}
+		json_u64(w, id, sum);
 	}
-	fputc('}', f);
+	json_object_end(w);
 	free(v);
 }
 
@@ -113,42 +114,52 @@ static const char *const cm_state_names[] = {
 	[CM_STATE_CLOSED] = "closed",
 };
 
-static void side_print_json(FILE *f, const char *name, const struct roceval_cm_side *s, bool ipv6)
+static void side_json(struct json_writer *w, const char *name, const struct roceval_cm_side *s, bool ipv6)
 {
 	char a[INET6_ADDRSTRLEN];
 
 	if (!inet_ntop(ipv6 ? AF_INET6 : AF_INET, s->addr, a, sizeof(a)))
 		strcpy(a, "?");
-	fprintf(f, "\"%s\": {\"addr\": \"%s\", \"qpn\": %u, \"start_psn\": %u, \"comm_id\": %u}", name, a,
-		s->qpn, s->start_psn, s->comm_id);
+	json_object_begin(w, name);
+	json_string(w, "addr", a);
+	json_u64(w, "qpn", s->qpn);
+	json_u64(w, "start_psn", s->start_psn);
+	json_u64(w, "comm_id", s->comm_id);
+	json_object_end(w);
 }
 
-void cm_print_json_connections(FILE *f, int conns_fd)
+static void conn_json(struct json_writer *w, const struct roceval_conn *c)
+{
+	char svc[64];
+
+	json_object_begin(w, NULL);
+	json_string(w, "state", c->state < sizeof(cm_state_names) / sizeof(*cm_state_names) &&
+					cm_state_names[c->state] ? cm_state_names[c->state] : "?");
+	json_string(w, "service", cm_service_name(c->service_id, svc, sizeof(svc)));
+	json_u64(w, "service_id", c->service_id);
+	side_json(w, "initiator", &c->ini, c->ipv6);
+	side_json(w, "responder", &c->rsp, c->ipv6);
+	json_u64(w, "pmtu", c->pmtu);
+	json_u64(w, "pkey", c->pkey);
+	json_u64(w, "retry_count", c->retry_count);
+	json_u64(w, "rnr_retry_initiator", c->rnr_retry_ini);
+	json_u64(w, "rnr_retry_responder", c->rnr_retry_rsp);
+	json_u64(w, "ack_timeout", c->ack_timeout);
+	json_object_end(w);
+}
+
+void cm_connections_json(struct json_writer *w, int conns_fd)
 {
 	struct roceval_cm_key key, next, *prev = NULL;
-	bool first = true;
 
-	fputs("\"connections\": [", f);
+	json_array_begin(w, "connections");
 	while (conns_fd >= 0 && !bpf_map_get_next_key(conns_fd, prev, &next)) {
 		struct roceval_conn c;
-		char svc[64];
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(conns_fd, &key, &c))
-			continue;
-		fprintf(f, "%s{\"state\": \"%s\", \"service\": \"%s\", \"service_id\": %llu, ", first ? "" : ", ",
-			c.state < sizeof(cm_state_names) / sizeof(*cm_state_names) && cm_state_names[c.state]
-				? cm_state_names[c.state]
-				: "?",
-			cm_service_name(c.service_id, svc, sizeof(svc)), (unsigned long long)c.service_id);
-		side_print_json(f, "initiator", &c.ini, c.ipv6);
-		fputs(", ", f);
-		side_print_json(f, "responder", &c.rsp, c.ipv6);
-		fprintf(f, ", \"pmtu\": %u, \"pkey\": %u, \"retry_count\": %u, \"rnr_retry_initiator\": %u, "
-			   "\"rnr_retry_responder\": %u, \"ack_timeout\": %u}",
-			c.pmtu, c.pkey, c.retry_count, c.rnr_retry_ini, c.rnr_retry_rsp, c.ack_timeout);
-		first = false;
+		if (!bpf_map_lookup_elem(conns_fd, &key, &c))
+			conn_json(w, &c);
 	}
-	fputc(']', f);
+	json_array_end(w);
 }

@@ -2,17 +2,21 @@
 #ifndef ROCEVAL_USER_CM_H
 #define ROCEVAL_USER_CM_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <linux/types.h>
 #include "roceval.h"
 #include "roceval_cm.h"
 
 struct flow_entry;
+struct json_writer;
 
 /*
- * `"connections": [...]`: every connection in the table, its state, both
- * sides' address, QPN and Starting PSN, and the negotiated parameters.
+ * "connections": [...] into the object being written: every connection in the
+ * table, its state, both sides' address, QPN and Starting PSN, and the
+ * negotiated parameters.
  */
-void cm_print_json_connections(FILE *f, int conns_fd);
+void cm_connections_json(struct json_writer *w, int conns_fd);
 /* "tcp/4420 (NVMe-oF)" for an RDMA CM IP ServiceID, else "0x<16 hex digits>". */
 const char *cm_service_name(__u64 service_id, char *buf, size_t len);
 /*
@@ -24,7 +28,7 @@ bool cm_end_lookup(int ends_fd, const __u8 *saddr, const __u8 *daddr, bool ipv6,
 		   struct roceval_cm_end *out);
 /* Fills each flow's CM fields from the connection ends table (fd < 0: none). */
 void cm_annotate(int ends_fd, struct flow_entry *e, int n);
-/* `"cm_rej_reasons": {"id": N, ...}` from the per-CPU REJ reason map (fd < 0: empty). */
-void cm_rej_print_json(FILE *f, int rej_fd);
+/* "cm_rej_reasons": {"id": N, ...} from the per-CPU REJ reason map (fd < 0: empty). */
+void cm_rej_json(struct json_writer *w, int rej_fd);
 
 #endif

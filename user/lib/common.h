@@ -2,6 +2,7 @@
 #ifndef ROCEVAL_COMMON_H
 #define ROCEVAL_COMMON_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +50,19 @@ bool parse_bool(const char *s, bool *out);
  */
 int lockfile_lock(const char *path, bool wait);
 void lockfile_unlock(const char *path, int fd);
+
+/*
+ * Commands that run until interrupted: stop_on_signals() makes SIGINT,
+ * SIGTERM and SIGHUP set stop_requested (and interrupt a nap()) instead of
+ * killing the process, so it can clean up.
+ */
+extern volatile sig_atomic_t stop_requested;
+void stop_on_signals(void);
+/* Sleeps secs, returning early once stop_requested is set. */
+void nap(double secs);
+/* CLOCK_MONOTONIC in seconds, for intervals; CLOCK_BOOTTIME in ns, as the attach time is kept. */
+double mono_now(void);
+double boot_now_ns(void);
 
 /* Rule and total names, from the tables in roceval_rules.h. */
 extern const char *const rule_ids[RULE__COUNT];

@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "counters.h"
+#include "json.h"
 
 int counters_read(int map_fd, struct roceval_counters *sum)
 {
@@ -36,14 +37,27 @@ out:
 	return err;
 }
 
-void counters_print_json_fields(FILE *f, const struct roceval_counters *c)
+void counters_json(struct json_writer *w, const struct roceval_counters *c)
 {
 	for (int i = 0; i < TOTAL__COUNT; i++)
-		fprintf(f, "\"%s\": %llu, ", total_ids[i], (unsigned long long)c->total[i]);
-	fputs("\"rules\": {", f);
+		json_u64(w, total_ids[i], c->total[i]);
+	json_object_begin(w, "rules");
 	for (int i = 0; i < RULE__COUNT; i++)
-		fprintf(f, "%s\"%s\": %llu", i ? ", " : "", rule_ids[i], (unsigned long long)c->rule[i]);
-	fputc('}', f);
+		json_u64(w, rule_ids[i], c->rule[i]);
+	json_object_end(w);
+}
+
+void counters_rates_json(struct json_writer *w, const char *key, const double *total_rates,
+			 const double *rule_rates)
+{
+	json_object_begin(w, key);
+	for (int i = 0; i < TOTAL__COUNT; i++)
+		json_double(w, total_ids[i], total_rates[i], 3);
+	json_object_begin(w, "rules");
+	for (int i = 0; i < RULE__COUNT; i++)
+		json_double(w, rule_ids[i], rule_rates[i], 3);
+	json_object_end(w);
+	json_object_end(w);
 }
 
 void counters_rates(const struct roceval_counters *prev, const struct roceval_counters *cur,

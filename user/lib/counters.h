@@ -7,8 +7,13 @@
 
 /* Sums the per-CPU values of the counters map into *sum. */
 int counters_read(int map_fd, struct roceval_counters *sum);
-/* The replay JSON fields, without the enclosing braces: "frames": N, ..., "rules": {...} */
-void counters_print_json_fields(FILE *f, const struct roceval_counters *c);
+struct json_writer;
+
+/* Into the object being written: every frame total, then "rules": {every rule}. */
+void counters_json(struct json_writer *w, const struct roceval_counters *c);
+/* key: {the same names, per second, 3 decimals}. */
+void counters_rates_json(struct json_writer *w, const char *key, const double *total_rates,
+			 const double *rule_rates);
 /* Aligned table; rates (per second) are printed when not NULL. */
 void counters_print_table(FILE *f, const struct roceval_counters *c, const double *total_rates,
 			  const double *rule_rates, int all_rules);

@@ -133,43 +133,37 @@ const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len)
 	return buf;
 }
 
-void flow_print_json(FILE *f, const struct flow_entry *e)
+void flow_json(struct json_writer *w, const struct flow_entry *e)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-	bool first = true;
 
-	fputs("{\"src\": ", f);
-	json_str(f, addr_str(e->key.saddr, e->key.ipv6, s, sizeof(s)));
-	fputs(", \"dst\": ", f);
-	json_str(f, addr_str(e->key.daddr, e->key.ipv6, d, sizeof(d)));
-	fprintf(f, ", \"dqpn\": %u, \"packets\": %llu, \"bytes\": %llu, \"violations\": %llu, \"rules\": {",
-		e->key.dqpn, (unsigned long long)e->val.packets, (unsigned long long)e->val.bytes,
-		(unsigned long long)e->val.violations);
-	for (int i = 0; i < RULE__COUNT; i++) {
-		if (!e->val.rule[i])
-			continue;
-		fprintf(f, "%s\"%s\": %u", first ? "" : ", ", rule_ids[i], e->val.rule[i]);
-		first = false;
-	}
-	fputc('}', f);
+	json_object_begin(w, NULL);
+	json_string(w, "src", addr_str(e->key.saddr, e->key.ipv6, s, sizeof(s)));
+	json_string(w, "dst", addr_str(e->key.daddr, e->key.ipv6, d, sizeof(d)));
+	json_u64(w, "dqpn", e->key.dqpn);
+	json_u64(w, "packets", e->val.packets);
+	json_u64(w, "bytes", e->val.bytes);
+	json_u64(w, "violations", e->val.violations);
+	json_object_begin(w, "rules");
+	for (int i = 0; i < RULE__COUNT; i++)
+		if (e->val.rule[i])
+			json_u64(w, rule_ids[i], e->val.rule[i]);
+	json_object_end(w);
 	if (e->has_cm) {
 		char svc[64];
 
-		fprintf(f, ", \"service\": \"%s\", \"peer_qpn\": %u",
-			cm_service_name(e->cm.service_id, svc, sizeof(svc)), e->cm.peer_qpn);
+		json_string(w, "service", cm_service_name(e->cm.service_id, svc, sizeof(svc)));
+		json_u64(w, "peer_qpn", e->cm.peer_qpn);
 	}
-	fputc('}', f);
+	json_object_end(w);
 }
 
-void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top)
+void flows_json(struct json_writer *w, const struct flow_entry *e, int n, int top)
 {
-	fputs("\"flows\": [", f);
-	for (int i = 0; i < n && i < top; i++) {
-		if (i)
-			fputs(", ", f);
-		flow_print_json(f, &e[i]);
-	}
-	fputc(']', f);
+	json_array_begin(w, "flows");
+	for (int i = 0; i < n && i < top; i++)
+		flow_json(w, &e[i]);
+	json_array_end(w);
 }
 
 void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top)

@@ -20,13 +20,15 @@ struct flow_entry {
  * first).  Returns the number of flows (*out to be freed) or -errno.
  */
 int flows_collect(int flows_fd, struct flow_entry **out);
+struct json_writer;
+
 /*
- * "src", "dst", "dqpn", "packets", "bytes", "violations", "rules": {non-zero ids},
- * and for a CM-learned flow "service" and "peer_qpn"
+ * An object: "src", "dst", "dqpn", "packets", "bytes", "violations", "rules":
+ * {non-zero ids}, and for a CM-learned flow "service" and "peer_qpn".
  */
-void flow_print_json(FILE *f, const struct flow_entry *e);
-/* `"flows": [...]` with at most `top` flows. */
-void flows_print_json_array(FILE *f, const struct flow_entry *e, int n, int top);
+void flow_json(struct json_writer *w, const struct flow_entry *e);
+/* "flows": [...] with at most `top` flows, into the object being written. */
+void flows_json(struct json_writer *w, const struct flow_entry *e, int n, int top);
 void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top);
 /*
  * A flow (into e[]) between two hosts whose frames failed the ICRC in both

@@ -269,6 +269,31 @@ void live_close(struct live_iface *li)
 	}
 }
 
+int live_open_local(const char *ifname, struct live_iface *li, int max)
+{
+	char names[LIVE_MAX_IFACES][IF_NAMESIZE];
+	int n, opened = 0;
+
+	if (ifname)
+		return live_open_report(ifname, &li[0]) ? -1 : 1;
+	n = live_list_local(names, max < LIVE_MAX_IFACES ? max : LIVE_MAX_IFACES);
+	if (n < 0) {
+		pr_warn("Couldn't list %s: %s", live_pin_root(), strerror(-n));
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		opened += !live_open_report(names[i], &li[opened]);
+	if (!opened)
+		pr_warn("no interface has roceval attached; see 'roceval help attach'");
+	return opened ? opened : -1;
+}
+
+void live_close_all(struct live_iface *li, int n)
+{
+	for (int i = 0; i < n; i++)
+		live_close(&li[i]);
+}
+
 static int detach_multiprog(const char *ifname, int ifindex, const struct live_meta *meta)
 {
 	struct xdp_program *prog;

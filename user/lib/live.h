@@ -19,6 +19,8 @@
 
 /* Where the pins are on the host; a private mount namespace reaches them elsewhere. */
 #define ROCEVAL_PIN_ROOT "/sys/fs/bpf/roceval"
+/* Attachments a command shows at once (status, stats, top) */
+#define LIVE_MAX_IFACES 64
 /* "netns-" and a namespace's inode */
 #define LIVE_NS_LEN 32
 
@@ -77,6 +79,8 @@ const char *live_netns(void);
  * accepts, without a leading dot.
  */
 bool live_ifname_valid(const char *name);
+/* The name 'ip netns' knows the namespace of inode ino by (under /run/netns), or "". */
+const char *live_netns_name(__u64 ino, char *buf, size_t len);
 /* This namespace's pin directory for ifname. */
 int live_pin_dir(char *buf, size_t len, const char *ifname);
 /*
@@ -109,6 +113,13 @@ bool live_stale(const struct live_iface *li);
 /* Detaches every stale attachment of this namespace (all: of every one); count or -errno. */
 int live_detach_stale(bool all);
 void live_close(struct live_iface *li);
+/*
+ * Opens IFACE, or with ifname NULL every attachment that runs in this
+ * namespace now; the count opened, or -1 with the reason printed (nothing
+ * attached included).
+ */
+int live_open_local(const char *ifname, struct live_iface *li, int max);
+void live_close_all(struct live_iface *li, int n);
 const char *live_mode_name(enum live_mode mode);
 /* "xdp", or "tc" for LIVE_MODE_TC. */
 const char *live_hook_name(enum live_mode mode);

@@ -75,27 +75,34 @@ static bool host_mount_ns(void)
 	       same_link("/proc/self/ns/mnt", "/proc/1/ns/mnt");
 }
 
-/* This network namespace's name under /run/netns (as 'ip netns' made it), or "NS". */
-static const char *netns_run_name(char *buf, size_t len)
+const char *live_netns_name(__u64 ino, char *buf, size_t len)
 {
-	struct stat self, st;
 	struct dirent *de;
 	DIR *d = opendir("/run/netns");
 
-	snprintf(buf, len, "NS");
-	if (!d)
-		return buf;
-	while (!stat("/proc/self/ns/net", &self) && (de = readdir(d))) {
+	*buf = '\0';
+	while (d && (de = readdir(d))) {
 		char path[PATH_MAX];
+		struct stat st;
 
 		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
-		if (de->d_name[0] != '.' && !stat(path, &st) && st.st_ino == self.st_ino &&
-		    st.st_dev == self.st_dev) {
+		if (de->d_name[0] != '.' && !stat(path, &st) && st.st_ino == ino) {
 			snprintf(buf, len, "%s", de->d_name);
 			break;
 		}
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
+	return buf;
+}
+
+/* This network namespace's name under /run/netns, or "NS". */
+static const char *netns_run_name(char *buf, size_t len)
+{
+	struct stat self;
+
+	if (stat("/proc/self/ns/net", &self) || !*live_netns_name(self.st_ino, buf, len))
+		snprintf(buf, len, "NS");
 	return buf;
 }
 

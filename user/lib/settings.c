@@ -189,17 +189,16 @@ void settings_print(FILE *f, const struct roceval_settings *s, const char *inden
 	}
 }
 
-void settings_print_json(FILE *f, const struct roceval_settings *s)
+void settings_json(struct json_writer *w, const char *key, const struct roceval_settings *s)
 {
 	char val[160];
 
-	fputc('{', f);
+	json_object_begin(w, key);
 	for (int i = 0; settings_keys[i]; i++) {
 		settings_format(s, settings_keys[i], val, sizeof(val));
-		fprintf(f, "%s\"%s\": ", i ? ", " : "", settings_keys[i]);
-		json_str(f, val);
+		json_string(w, settings_keys[i], val);
 	}
-	fputc('}', f);
+	json_object_end(w);
 }
 
 void settings_usage(FILE *f)

@@ -50,7 +50,9 @@ int settings_assign(struct roceval_settings *s, const char *assignment, char *er
 /* Writes the value of `key` as settings_set() would accept it. */
 int settings_format(const struct roceval_settings *s, const char *key, char *buf, size_t len);
 void settings_print(FILE *f, const struct roceval_settings *s, const char *indent);
-void settings_print_json(FILE *f, const struct roceval_settings *s);
+struct json_writer;
+/* key: {every setting: its value as settings_format() writes it}. */
+void settings_json(struct json_writer *w, const char *key, const struct roceval_settings *s);
 void settings_usage(FILE *f);
 extern const char *const settings_keys[];
 

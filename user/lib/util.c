@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -120,6 +121,47 @@ int require_caps(bool pins)
 	pr_warn("needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON%s (missing: %s); run as root or grant them",
 		pins && geteuid() ? ", and CAP_DAC_OVERRIDE unless uid 0" : "", missing);
 	return -EPERM;
+}
+
+volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	stop_requested = sig;
+}
+
+void stop_on_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+void nap(double secs)
+{
+	struct timespec ts = { (time_t)secs, (long)((secs - (time_t)secs) * 1e9) };
+
+	while (!stop_requested && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double boot_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 int lockfile_lock(const char *path, bool wait)

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* roceval attach: options and settings in, live_attach() does the rest. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "common.h"
+#include "flows.h"
+#include "live.h"
+#include "settings.h"
+
+extern const struct command cmd_attach;
+
+static int parse_mode(const char *s, enum live_mode *mode)
+{
+	if (!strcmp(s, "native") || !strcmp(s, "drv"))
+		*mode = LIVE_MODE_NATIVE;
+	else if (!strcmp(s, "generic") || !strcmp(s, "skb"))
+		*mode = LIVE_MODE_GENERIC;
+	else if (!strcmp(s, "auto"))
+		*mode = LIVE_MODE_AUTO;
+	else if (!strcmp(s, "tc"))
+		*mode = LIVE_MODE_TC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+enum { OPT_MULTIPROG = 0x100, OPT_FLOWS, OPT_SETTING = 0x200 };
+
+/* flows=N sizes the flow table at load time, so it is an attach option, not a setting. */
+static int attach_assign(struct roceval_settings *cfg, const char *arg)
+{
+	char err[256];
+	__u32 n;
+
+	if (!strncmp(arg, "flows=", 6)) {
+		if (!parse_flow_entries(arg + 6, &n))
+			return command_usage_error(&cmd_attach, "%s: expected flow table entries, 1-%u", arg,
+						   ROCEVAL_MAX_FLOW_ENTRIES);
+		roceval_set_flow_entries(n);
+		return 0;
+	}
+	if (settings_assign(cfg, arg, err, sizeof(err)))
+		return command_usage_error(&cmd_attach, "%s", err);
+	return 0;
+}
+
+static int do_attach(int argc, char **argv)
+{
+#define SETTING_COUNT(key, syntax, desc) +1
+	/* the fixed options, one per setting, the terminator */
+	struct option opts[4 + (0 ROCEVAL_SETTINGS(SETTING_COUNT)) + 1] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "multiprog", no_argument, NULL, OPT_MULTIPROG },
+		{ "set", required_argument, NULL, 's' },
+		{ "flows", required_argument, NULL, OPT_FLOWS },
+	};
+	enum live_mode mode = LIVE_MODE_AUTO;
+	struct roceval_settings cfg;
+	struct live_iface li;
+	bool multiprog = false;
+	const char *ifname = NULL;
+	char err[256];
+	int nopts = 4, opt, idx, ret;
+
+	/* every setting is also an option: --pmtu 1024 is pmtu=1024 */
+	for (int i = 0; settings_keys[i]; i++)
+		opts[nopts++] = (struct option){ settings_keys[i], required_argument, NULL, OPT_SETTING + i };
+	settings_defaults(&cfg);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "m:s:", opts, &idx)) != -1) {
+		if (opt == 'm') {
+			if (parse_mode(optarg, &mode))
+				return command_usage_error(&cmd_attach, "--mode %s: expected native, generic, auto or tc",
+							   optarg);
+		} else if (opt == OPT_MULTIPROG) {
+			multiprog = true;
+		} else if (opt == 's' || opt == OPT_FLOWS) {
+			char arg[256];
+
+			snprintf(arg, sizeof(arg), opt == OPT_FLOWS ? "flows=%s" : "%s", optarg);
+			if ((ret = attach_assign(&cfg, arg)))
+				return ret;
+		} else if (opt >= OPT_SETTING) {
+			if (settings_set(&cfg, settings_keys[opt - OPT_SETTING], optarg, err, sizeof(err)))
+				return command_usage_error(&cmd_attach, "%s", err);
+		} else {
+			return command_bad_option(&cmd_attach, argv);
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (strchr(argv[optind], '=')) {
+			if ((ret = attach_assign(&cfg, argv[optind])))
+				return ret;
+		} else if (!ifname) {
+			ifname = argv[optind];
+		} else {
+			return command_usage_error(&cmd_attach, "one interface at a time ('%s'?)", argv[optind]);
+		}
+	}
+	if (!ifname)
+		return command_usage_error(&cmd_attach, "an interface is required");
+	if (require_caps(true))
+		return 1;
+	ret = live_attach(ifname, mode, multiprog, &cfg, &li);
+	if (ret)
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+	printf("%s: attached roceval (program %u, %s mode%s); pinned in %s/%s/%s\n", ifname, li.prog_id,
+	       live_mode_name(li.mode), li.multiprog ? ", libxdp dispatcher" : "", live_pin_root(), li.netns,
+	       ifname);
+	live_close(&li);
+	return 0;
+}
+
+const struct command cmd_attach = {
+	.name = "attach",
+	.args = "IFACE [--mode native|generic|auto] [--multiprog] [KEY=VALUE]...",
+	.summary = "attach the validator to an interface and pin it, counters and all",
+	.help = "Loads the roceval XDP program, attaches it to IFACE through a bpf_link and pins the\n"
+		"program, the link and the maps under " ROCEVAL_PIN_ROOT "/netns-INODE/IFACE/ (INODE:\n"
+		"the network namespace's, as 'lsns -t net' shows it), then exits: the program keeps\n"
+		"running and counting until 'roceval detach IFACE'.  Traffic is never changed unless\n"
+		"enforce=on.  The program reads frames of any size (multi-buffer).\n\n"
+		"Run from a private mount namespace ('ip netns exec'), it pins in the host's bpffs\n"
+		"through /proc/1/root, or refuses when that is out of reach: a bpffs of that\n"
+		"namespace would vanish, and the attachment with it, when the command exits.\n\n"
+		"If IFACE already runs an XDP program, attach fails and names it: detach it first,\n"
+		"or use --multiprog to run beside it.  That goes through libxdp's dispatcher where it\n"
+		"can (the other program attached through libxdp too, and a kernel that runs freplace\n"
+		"programs), else at tc ingress through a tcx link (kernel 6.6 or later), after the XDP\n"
+		"program: roceval then sees the frames it passes on, with VLAN tags already taken out\n"
+		"of the frame.  status says which hook is in use.\n\n"
+		"Options:\n"
+		"  -m, --mode MODE   native (driver hook), generic (skb hook, any interface, slower),\n"
+		"                    auto (default: native where the driver supports it), or tc\n"
+		"                    (tc ingress, not XDP: beside any XDP program, kernel 6.6+)\n"
+		"      --multiprog   beside the XDP program already there: libxdp's dispatcher\n"
+		"                    (xdp-loader compatible) where it can run, else tc ingress\n"
+		"  -s, --set K=V     a setting, as 'roceval config' takes them; also plain K=V\n"
+		"                    arguments and --KEY VALUE options\n"
+		"      --flows N     flow table entries (also flows=N), fixed while attached;\n"
+		"                    default 65536, about 200 bytes each\n\n"
+		"Settings (change them later with 'roceval config'):\n" ROCEVAL_SETTINGS(SETTING_HELP_ARG) "\n"
+		"Exit status: 0 attached, 1 it could not be, no such interface included (the reason\n"
+		"is printed; nothing is left behind), 2 bad usage or a bad setting.\n\n"
+		"Examples:\n"
+		"  roceval attach eth0\n"
+		"  roceval attach eth0 --mode generic pmtu=1024 pkeys=0xffff\n"
+		"  roceval attach eth0 --multiprog\n"
+		"  roceval attach eth0 --mode tc\n",
+	.run = do_attach,
+};

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "common.h"
+#include "json.h"
+#include "live.h"
+#include "report.h"
+
+extern const struct command cmd_status;
+
+static int do_status(int argc, char **argv)
+{
+	struct live_iface li[LIVE_MAX_IFACES];
+	struct json_writer w;
+	const char *ifname = NULL;
+	bool json = false, all = false;
+	int n, err = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json = true;
+		else if (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a"))
+			all = true;
+		else if (argv[i][0] == '-' || ifname)
+			return command_usage_error(&cmd_status, "unexpected '%s'", argv[i]);
+		else
+			ifname = argv[i];
+	}
+	if (all && ifname)
+		return command_usage_error(&cmd_status, "an interface or --all, not both");
+	if (require_caps(true) || live_init())
+		return 1;
+	n = status_open(ifname, all, li, LIVE_MAX_IFACES);
+	if (n < 0)
+		return 1;
+	if (n == 0 && !json) {
+		/* nothing attached is a state to report, not an error */
+		printf(all ? "roceval is not attached to any interface\n"
+			   : "roceval is not attached to any interface in this network namespace\n");
+		return 0;
+	}
+	json_init(&w, stdout);
+	if (json)
+		json_array_begin(&w, NULL);
+	for (int i = 0; i < n; i++)
+		err |= status_report(&li[i], json ? &w : NULL, i == 0, all);
+	if (json) {
+		json_array_end(&w);
+		json_end(&w);
+	}
+	live_close_all(li, n);
+	return err ? 1 : 0;
+}
+
+const struct command cmd_status = {
+	.name = "status",
+	.args = "[IFACE | --all] [--json]",
+	.summary = "show where roceval is attached, how, since when, its settings and memory",
+	.help = "For IFACE, or every interface of this network namespace roceval is attached to: the\n"
+		"attach mode, program id, attach time, whether enforce is on (frames dropped!), frames\n"
+		"and RoCEv2 frames seen, the memory the kernel charges for the program's maps\n"
+		"(memlock), and every setting.  An attachment whose interface was deleted (or deleted\n"
+		"and re-created) since is listed and marked STALE: its pins, and the memory they hold,\n"
+		"remain until 'roceval detach IFACE' or 'roceval detach --stale'.\n\n"
+		"Options:\n"
+		"  -a, --all    every network namespace's attachments, each marked with its namespace\n"
+		"               (netns-INODE, and the name 'ip netns' knows it by)\n"
+		"  -j, --json   a JSON array, one object per attachment\n",
+	.run = do_status,
+};
