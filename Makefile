@@ -96,7 +96,7 @@ install: $(BIN)
 
 # make deb: roceval_VERSION-1_ARCH.deb from this tree.  Depends is what dpkg-shlibdeps finds the
 # binary linked against, so a library added to LDLIBS reaches the package by itself.
-VERSION  := $(shell sed -n 's/^\#define ROCEVAL_VERSION "\(.*\)"/\1/p' user/cmd/cmd.h)
+VERSION  := $(shell sed -n 's/^\#define ROCEVAL_VERSION "\(.*\)"/\1/p' user/lib/version.h)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB      := roceval_$(VERSION)-1_$(DEB_ARCH).deb
 DEB_ROOT := $(OUTPUT)/deb/root

@@ -18,7 +18,7 @@ from conftest import ROCEVAL, ROOT, run
 
 
 def version():
-    return re.search(r'#define ROCEVAL_VERSION "(.*)"', (ROOT / "user" / "cmd" / "cmd.h").read_text()).group(1)
+    return re.search(r'#define ROCEVAL_VERSION "(.*)"', (ROOT / "user" / "lib" / "version.h").read_text()).group(1)
 
 
 def make(*args):

@@ -38,6 +38,6 @@ struct live_iface;
  */
 int command_open_ifaces(const struct command *cmd, int argc, char **argv, struct live_iface *li);
 
-#define ROCEVAL_VERSION "0.1.0"
+#include "version.h"
 
 #endif

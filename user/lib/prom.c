@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <string.h>
 
-#include "cmd.h"
 #include "common.h"
 #include "prom.h"
+#include "version.h"
 
 void prom_label_value(FILE *f, const char *v)
 {
