@@ -13,21 +13,6 @@
 
 extern const struct command cmd_attach;
 
-static int parse_mode(const char *s, enum live_mode *mode)
-{
-	if (!strcmp(s, "native") || !strcmp(s, "drv"))
-		*mode = LIVE_MODE_NATIVE;
-	else if (!strcmp(s, "generic") || !strcmp(s, "skb"))
-		*mode = LIVE_MODE_GENERIC;
-	else if (!strcmp(s, "auto"))
-		*mode = LIVE_MODE_AUTO;
-	else if (!strcmp(s, "tc"))
-		*mode = LIVE_MODE_TC;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 enum { OPT_MULTIPROG = 0x100, OPT_FLOWS, OPT_SETTING = 0x200 };
 
 /* flows=N sizes the flow table at load time, so it is an attach option, not a setting. */
@@ -73,7 +58,7 @@ static int do_attach(int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "m:s:", opts, &idx)) != -1) {
 		if (opt == 'm') {
-			if (parse_mode(optarg, &mode))
+			if (!live_mode_parse(optarg, &mode))
 				return command_usage_error(&cmd_attach, "--mode %s: expected native, generic, auto or tc",
 							   optarg);
 		} else if (opt == OPT_MULTIPROG) {

@@ -112,15 +112,7 @@ int config_set(struct daemon_config *c, const char *key, const char *value, char
 			FAIL("interval = %s: expected whole seconds, 1-%d", value, DAEMON_MAX_INTERVAL);
 		c->interval = v;
 	} else if (!strcmp(key, "mode")) {
-		if (!strcmp(value, "auto"))
-			c->mode = LIVE_MODE_AUTO;
-		else if (!strcmp(value, "native"))
-			c->mode = LIVE_MODE_NATIVE;
-		else if (!strcmp(value, "generic"))
-			c->mode = LIVE_MODE_GENERIC;
-		else if (!strcmp(value, "tc"))
-			c->mode = LIVE_MODE_TC;
-		else
+		if (!live_mode_parse(value, &c->mode))
 			FAIL("mode = %s: expected native, generic, auto or tc", value);
 	} else if (!strcmp(key, "detach_on_exit")) {
 		bool b;

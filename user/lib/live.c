@@ -33,25 +33,6 @@
 #include "live.h"
 #include "pins.h"
 
-const char *live_mode_name(enum live_mode mode)
-{
-	switch (mode) {
-	case LIVE_MODE_NATIVE:
-		return "native";
-	case LIVE_MODE_GENERIC:
-		return "generic";
-	case LIVE_MODE_TC:
-		return "tc";
-	default:
-		return "auto";
-	}
-}
-
-const char *live_hook_name(enum live_mode mode)
-{
-	return mode == LIVE_MODE_TC ? "tc" : "xdp";
-}
-
 bool live_stale(const struct live_iface *li)
 {
 	return pins_stale_ns(li->netns, li->ifname, li->this_netns,

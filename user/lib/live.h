@@ -121,6 +121,8 @@ void live_close(struct live_iface *li);
 int live_open_local(const char *ifname, struct live_iface *li, int max);
 void live_close_all(struct live_iface *li, int n);
 const char *live_mode_name(enum live_mode mode);
+/* native (or drv), generic (or skb), auto or tc; false for anything else. */
+bool live_mode_parse(const char *s, enum live_mode *mode);
 /* "xdp", or "tc" for LIVE_MODE_TC. */
 const char *live_hook_name(enum live_mode mode);
 

@@ -4,7 +4,6 @@
  * identity, and the paths, lock, pins and listing under
  * <bpffs>/roceval/netns-<inode>/<ifname>/ (live.c says what is in them).
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -222,17 +221,6 @@ int live_pin_dir(char *buf, size_t len, const char *ifname)
 	int n = snprintf(buf, len, "%s/%s/%s", live_pin_root(), here.ns, ifname);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-bool live_ifname_valid(const char *name)
-{
-	/* the kernel's rule (dev_valid_name()), and no leading dot: listings skip those */
-	if (!*name || strlen(name) >= IF_NAMESIZE || name[0] == '.')
-		return false;
-	for (const char *p = name; *p; p++)
-		if (*p == '/' || *p == ':' || isspace((unsigned char)*p))
-			return false;
-	return true;
 }
 
 /* Takes the pin-tree lock, creating ROCEVAL_PIN_ROOT as needed; returns the fd or -errno. */
