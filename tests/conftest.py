@@ -4,6 +4,7 @@ import json
 import os
 import select
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -66,6 +67,79 @@ def read_until_closed(fd, timeout=10):
             break
         out += chunk
     return out
+
+
+def pcap_frames(path):
+    """The frames of a classic pcap file, of either byte order."""
+    data = Path(path).read_bytes()
+    endian = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
+    frames, off = [], 24
+    while off < len(data):
+        caplen = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+        frames.append(data[off + 16:off + 16 + caplen])
+        off += 16 + caplen
+    return frames
+
+
+# Sends every frame of a classic pcap out of an interface through AF_PACKET, in order; with
+# "pace", a pause every 32 frames keeps well inside a veth's NAPI backlog.
+SEND_PCAP = r"""
+import socket, struct, sys, time
+ifname, path, pace = sys.argv[1], sys.argv[2], sys.argv[3:] == ["pace"]
+data = open(path, "rb").read()
+endian = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+off, i = 24, 0
+while off < len(data):
+    caplen = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+    s.send(data[off + 16:off + 16 + caplen])
+    off += 16 + caplen
+    i += 1
+    if pace and i % 32 == 0:
+        time.sleep(0.005)
+"""
+
+
+def send_pcap(netns, ifname, pcap, pace=False, one_cpu=False):
+    """Sends the frames of pcap out of ifname in network namespace netns.  one_cpu: from CPU 0
+    only, since frames queued on two CPUs' backlogs could reach the program out of order."""
+    cmd = ["nsenter", f"--net=/run/netns/{netns}"] + (["taskset", "-c", "0"] if one_cpu else [])
+    cmd += ["/usr/bin/python3", "-c", SEND_PCAP, ifname, str(pcap)] + (["pace"] if pace else [])
+    subprocess.run(cmd, check=True, timeout=60)
+
+
+def xdp_prog_id(ns):
+    """The id of the XDP program on ns's rx interface, None without one."""
+    out = subprocess.run(["ip", "-n", ns.rx, "-j", "link", "show", ns.if_rx], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)[0].get("xdp", {}).get("prog", {}).get("id")
+
+
+def wait_for(cond, timeout=10):
+    """Whether cond() became true within timeout seconds (polled every 0.1 s)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return cond()
+
+
+def replay(tmp_path, frames, *opts, name="f.pcap"):
+    """replay --json of frames (tests/roce.py builds them), written to tmp_path/name."""
+    import roce
+
+    return roce.replay_frames(tmp_path / name, frames, *opts)
+
+
+def poke(frm, *pairs):
+    """frm with the byte at each offset replaced (offset, value, offset, value...); the ICRC is
+    left as it was."""
+    b = bytearray(frm)
+    for off, val in zip(pairs[::2], pairs[1::2]):
+        b[off] = val
+    return bytes(b)
 
 
 def replay_json(pcap, *opts):

@@ -8,14 +8,12 @@ import pytest
 
 import cm_mad
 import roce
-from conftest import ROCEVAL, nonzero_rules, real_capture, replay_json, run
+from conftest import ROCEVAL, nonzero_rules, real_capture, replay, replay_json, run
 
 CM_CAPTURES = ["cx-ibdump-rdmacm-send.pcap", "cx-ibdump-rdmacm-write.pcap",
                "cx-ibdump-rdmacm-read.pcap", "nvmeof-discover-a.pcap", "nvmeof-discover-b.pcap"]
 
 
-def replay(tmp_path, frames, *opts):
-    return roce.replay_frames(tmp_path / "cm.pcap", frames, *opts)
 
 
 def error_rules(result):

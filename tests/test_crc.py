@@ -11,6 +11,7 @@ import zlib
 import pytest
 
 from conftest import replay_json
+from roce import write_pcap
 
 MAX_PAYLOAD = 9000
 RC_SEND_ONLY = 0x04
@@ -54,12 +55,6 @@ def frame(ip6, payload, vlan=False, padded=True):
     return eth + dgram + icrc, len(eth)
 
 
-def write_pcap(path, frames):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for i, data in enumerate(frames):
-            f.write(struct.pack("<IIII", i, 0, len(data), len(data)))
-            f.write(data)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ import os
 import re
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -14,22 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROCEVAL, ROOT, nonzero_rules, pin_dir, replay_json, run
-
-# Sends every frame of a pcap out of an interface through AF_PACKET, in order.
-SENDER = r"""
-import socket, struct, sys
-path, ifname = sys.argv[1], sys.argv[2]
-data = open(path, "rb").read()
-endian = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((ifname, 0))
-off = 24
-while off < len(data):
-    caplen = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
-    s.send(data[off + 16:off + 16 + caplen])
-    off += 16 + caplen
-"""
+import roce
+from conftest import (ROCEVAL, ROOT, nonzero_rules, pcap_frames, pin_dir, replay_json, run, send_pcap, wait_for,
+                      xdp_prog_id)
 
 # One HTTP exchange inside a namespace; prints status, headers and body as JSON.
 FETCH = r"""
@@ -49,29 +35,10 @@ print(json.dumps({"status": lines[0], "headers": lines[1:], "body": body.decode(
 """
 
 
-def read_pcap(path):
-    data = path.read_bytes()
-    endian = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
-    frames, off = [], 24
-    while off < len(data):
-        caplen = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
-        frames.append(data[off + 16:off + 16 + caplen])
-        off += 16 + caplen
-    return frames
-
-
-def write_pcap(path, frames):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-        for fr in frames:
-            f.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)))
-            f.write(fr)
-
-
 def bad_icrc_frame(capture):
     """The capture's first RoCEv2 frame sent to another QP: DestQP is covered by the ICRC, which
     no longer matches (a new flow, so no sequence rule fires)."""
-    for fr in read_pcap(capture):
+    for fr in pcap_frames(capture):
         if fr[12:14] == b"\x08\x00" and fr[23] == 17 and fr[36:38] == b"\x12\xb7":
             bth = 14 + 20 + 8
             return fr[:bth + 5] + bytes([fr[bth + 5] ^ 0x80]) + fr[bth + 6:]
@@ -83,16 +50,14 @@ def traffic(tmp_path, good_capture):
     """A fault-free capture plus one frame with a bad ICRC, and what replay counts for it."""
     capture, summary = good_capture
     pcap = tmp_path / "traffic.pcap"
-    write_pcap(pcap, read_pcap(capture) + [bad_icrc_frame(capture)])
+    roce.write_pcap(pcap, pcap_frames(capture) + [bad_icrc_frame(capture)])
     want = replay_json(pcap)
     assert want["roce"] == summary["expected"]["roce"] + 1 and want["rules"]["icrc"] == 1
     return pcap, want
 
 
 def send(ns, pcap):
-    # one CPU: frames queued on two CPUs' backlogs could reach the program out of order
-    subprocess.run(["nsenter", f"--net=/run/netns/{ns.tx}", "taskset", "-c", "0", sys.executable, "-c", SENDER,
-                    str(pcap), ns.if_tx], check=True, timeout=60)
+    send_pcap(ns.tx, ns.if_tx, pcap, one_cpu=True)
 
 
 def http(ns, port, request):
@@ -221,21 +186,6 @@ def start(daemons, ns, conf, port, *args, where=None, wrap=()):
     return d.wait_ready()
 
 
-def xdp_prog_id(ns):
-    out = subprocess.run(["ip", "-n", ns.rx, "-j", "link", "show", ns.if_rx], check=True,
-                         capture_output=True, text=True).stdout
-    return json.loads(out)[0].get("xdp", {}).get("prog", {}).get("id")
-
-
-def wait_for(cond, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()
-
-
 def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
     pcap, want = traffic
     port = 9435 + os.getpid() % 1000
@@ -264,7 +214,7 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
     assert all(tid in m for tid in total_series())
     assert m["roceval_flows"] >= 1 and m["roceval_flows_max"] == 65536
     # byte counters: the RoCEv2 frames' lengths, summed here from the pcap
-    roce_frames = [f for f in read_pcap(pcap) if len(f) > 37 and
+    roce_frames = [f for f in pcap_frames(pcap) if len(f) > 37 and
                    ((f[12:14] == b"\x08\x00" and f[23] == 17 and f[36:38] == b"\x12\xb7") or
                     (f[12:14] == b"\x86\xdd" and f[20] == 17 and f[56:58] == b"\x12\xb7"))]
     assert len(roce_frames) == want["roce"]
@@ -424,7 +374,7 @@ def test_sighup(netns, daemons, tmp_path, traffic):
     d = start(daemons, netns, conf, port)
     send(netns, pcap)
     # a PMTU of 2048 makes the capture's 1024-byte SEND_FIRST and SEND_MIDDLE payloads illegal
-    first_middle = sum(1 for fr in read_pcap(pcap) if fr[42] in (0x00, 0x01))
+    first_middle = sum(1 for fr in pcap_frames(pcap) if fr[42] in (0x00, 0x01))
     assert first_middle > 0
     assert metrics(netns, port)[rule("payload_length")] == first_middle
 

@@ -3,7 +3,7 @@
 import random
 
 import roce
-from conftest import nonzero_rules, real_capture, replay_json
+from conftest import nonzero_rules, real_capture, replay, replay_json
 
 A, B = "192.0.2.1", "192.0.2.2"
 PMTU = 1024
@@ -24,8 +24,6 @@ def resp(name, psn, qp=0x22, msn=0, payload=None, syndrome=0, **kw):
     return req(name, psn, qp, payload, src=B, dst=A, msn=msn, syndrome=syndrome, **kw)
 
 
-def replay(tmp_path, frames, *opts):
-    return replay_json(roce.write_pcap(tmp_path / "flows.pcap", frames), *opts)
 
 
 def stateful(result):

@@ -10,7 +10,7 @@ from scapy.packet import Raw
 from scapy.utils import rdpcap
 
 import roce
-from conftest import nonzero_rules, real_capture
+from conftest import nonzero_rules, poke, real_capture, replay
 from roce import cnp, frame, transport
 
 # rocev2.md section 5: the IPv4 UC SEND_ONLY vector and its IPv6 twin
@@ -32,8 +32,6 @@ def kat_v6():
                  fl=0x1FACE, hlim=255, sport=49152)
 
 
-def replay(tmp_path, frames, *opts, name="f.pcap"):
-    return roce.replay_frames(tmp_path / name, frames, *opts)
 
 
 def assert_all_ok(r, n, rules=None):
@@ -86,12 +84,6 @@ def test_agrees_with_scapy(tmp_path):
     assert_all_ok(r, len(frames))
 
 
-def poke(f, *pairs):
-    """f with the byte at each offset replaced; the ICRC is left as it was."""
-    b = bytearray(f)
-    for off, val in zip(pairs[::2], pairs[1::2]):
-        b[off] = val
-    return bytes(b)
 
 
 def test_masked_fields_keep_it_valid(tmp_path):

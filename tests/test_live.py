@@ -17,20 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROCEVAL, nonzero_rules, pin_dir, read_until_closed, replay_json, run
+from conftest import (ROCEVAL, nonzero_rules, pcap_frames, pin_dir, read_until_closed, replay_json, run,
+                      send_pcap, xdp_prog_id)
 N_BAD = 6
-
-# Sends every frame of a pcap out of an interface through AF_PACKET, in order.
-SENDER = r"""
-import socket, sys, time
-from scapy.utils import rdpcap
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((sys.argv[1], 0))
-for i, p in enumerate(rdpcap(sys.argv[2])):
-    s.send(bytes(p))
-    if i % 32 == 31:
-        time.sleep(0.005)  # stay well inside the veth's NAPI backlog
-"""
 
 # The first N RoCEv2 frames of a pcap with their ICRC stored byte-swapped, or unmasked; with
 # "unmasked", the first frame over 128 bytes and then the first of at most 128.
@@ -72,20 +61,10 @@ def pcaps(tmp_path, good_capture):
     return {"good": good, "bad": bad, "both": both, "roce": summary["expected"]["roce"]}
 
 
-def pcap_frames(path):
-    data = Path(path).read_bytes()
-    frames, off = [], 24
-    while off < len(data):
-        caplen = int.from_bytes(data[off + 8:off + 12], "little")
-        frames.append(data[off + 16:off + 16 + caplen])
-        off += 16 + caplen
-    return frames
 
 
 def send(ns, pcap, tmp_path):
-    script = tmp_path / "send.py"
-    script.write_text(SENDER)
-    run("/usr/bin/python3", script, ns.if_tx, pcap, netns=ns.tx, check=True)
+    send_pcap(ns.tx, ns.if_tx, pcap, pace=True)
 
 
 def stats(ns):
@@ -105,11 +84,6 @@ def wait_roce(ns, want, timeout=5.0):
         time.sleep(0.05)
 
 
-def xdp_prog_id(ns):
-    out = subprocess.run(["ip", "-n", ns.rx, "-j", "link", "show", ns.if_rx], check=True,
-                         capture_output=True, text=True).stdout
-    link = json.loads(out)[0]
-    return link.get("xdp", {}).get("prog", {}).get("id")
 
 
 def attach(ns, *opts):

@@ -12,7 +12,7 @@ import json
 import pytest
 
 import roce
-from conftest import nonzero_rules, run
+from conftest import nonzero_rules, poke, run
 from roce import CNP_OPCODE, RC, RD, UC, UD, XRC, cnp, frame, opcode, roce as rframe, transport
 
 STATEFUL = {"psn_gap", "psn_duplicate", "opcode_sequence", "msn_regress", "pmtu_inconsistent",
@@ -54,9 +54,6 @@ def tname(opc):
     return f"{roce.TRANSPORT_NAMES.get(tr, 'CNP')}_{roce.OPS[opc & 0x1F][0]}"
 
 
-def poke(frm, off, value):
-    """frm with the byte at off replaced (the ICRC is left as it was)."""
-    return frm[:off] + bytes([value]) + frm[off + 1:]
 
 
 def all_defined():
