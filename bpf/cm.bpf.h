@@ -322,6 +322,70 @@ static __always_inline void cm_rep(struct cm_scratch *c, struct roceval_scratch 
 	cm_ends_sync(c, conn);
 }
 
+/* Sent by the initiator once it has the REP: the connection is up. */
+static __always_inline void cm_rtu(struct cm_scratch *c, struct roceval_scratch *s,
+				   struct roceval_counters *cnt, __u32 local, __u64 tid)
+{
+	struct roceval_conn *conn;
+
+	cm_key_set(&c->key, s->fi.saddr, local, s->fi.ipv6);
+	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
+	if (!conn || conn->state < CM_STATE_REP) {
+		VIOLATE(CM_RTU_UNKNOWN);
+		return;
+	}
+	if (cm_repeat(s, cnt, conn, CM_ATTR_RTU, tid))
+		return;
+	if (conn->state == CM_STATE_REP)
+		conn->state = CM_STATE_ESTABLISHED;
+	VIOLATE(CM_ESTABLISHED);
+	cm_ends_sync(c, conn);
+}
+
+static __always_inline void cm_rej(struct cm_scratch *c, struct roceval_scratch *s,
+				   struct roceval_counters *cnt, const __u8 *m, __u32 local, __u32 remote)
+{
+	__u32 reason = rd16(m + CM_REJ_REASON);
+	struct roceval_conn *conn;
+	__u64 *slot;
+
+	VIOLATE(CM_REJ);
+	reason = reason < ROCEVAL_CM_REJ_SLOTS ? reason : ROCEVAL_CM_REJ_SLOTS - 1;
+	slot = bpf_map_lookup_elem(&cm_rej_reasons, &reason);
+	if (slot)
+		(*slot)++;
+	conn = cm_find(c, &s->fi, local, remote);
+	if (conn)
+		cm_remove(c, conn);
+}
+
+/*
+ * DREQ and DREP.  Either side may send the DREQ.  Neither revives a
+ * connection that idled out: its traffic stays judged as if no CM was seen.
+ */
+static __always_inline void cm_disconnect(struct cm_scratch *c, struct roceval_scratch *s,
+					  struct roceval_counters *cnt, __u16 attr, __u32 local,
+					  __u32 remote, __u64 tid)
+{
+	struct roceval_conn *conn = cm_find(c, &s->fi, local, remote);
+
+	if (!conn) {
+		if (attr == CM_ATTR_DREQ)
+			VIOLATE(CM_DREQ_UNKNOWN);
+		return;
+	}
+	if (cm_repeat(s, cnt, conn, attr, tid))
+		return;
+	if (attr == CM_ATTR_DREQ) {
+		conn->tid[1] = tid;
+		if (conn->state < CM_STATE_DISCONNECTING)
+			conn->state = CM_STATE_DISCONNECTING;
+	} else if (conn->state < CM_STATE_CLOSED) {
+		conn->state = CM_STATE_CLOSED;
+	}
+	cm_ends_sync(c, conn);
+}
+
 /* The MAD after the BTH and DETH of a UD SEND_ONLY to QP1, at frame offset `off`. */
 static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload, struct cm_scratch *c,
 				   struct roceval_scratch *s, struct roceval_counters *cnt)
@@ -351,34 +415,11 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
 		cm_rep(c, s, cnt, m, local, remote, tid);
 		return;
 	case CM_ATTR_RTU:
-		/* Sent by the initiator. */
-		cm_key_set(&c->key, s->fi.saddr, local, s->fi.ipv6);
-		conn = bpf_map_lookup_elem(&cm_conns, &c->key);
-		if (!conn || conn->state < CM_STATE_REP) {
-			VIOLATE(CM_RTU_UNKNOWN);
-			return;
-		}
-		if (cm_repeat(s, cnt, conn, CM_ATTR_RTU, tid))
-			return;
-		if (conn->state == CM_STATE_REP)
-			conn->state = CM_STATE_ESTABLISHED;
-		VIOLATE(CM_ESTABLISHED);
-		cm_ends_sync(c, conn);
+		cm_rtu(c, s, cnt, local, tid);
 		return;
-	case CM_ATTR_REJ: {
-		__u32 reason = rd16(m + CM_REJ_REASON);
-		__u64 *slot;
-
-		VIOLATE(CM_REJ);
-		reason = reason < ROCEVAL_CM_REJ_SLOTS ? reason : ROCEVAL_CM_REJ_SLOTS - 1;
-		slot = bpf_map_lookup_elem(&cm_rej_reasons, &reason);
-		if (slot)
-			(*slot)++;
-		conn = cm_find(c, &s->fi, local, remote);
-		if (conn)
-			cm_remove(c, conn);
+	case CM_ATTR_REJ:
+		cm_rej(c, s, cnt, m, local, remote);
 		return;
-	}
 	case CM_ATTR_MRA:
 		VIOLATE(CM_MRA);
 		conn = cm_find(c, &s->fi, local, remote);
@@ -386,23 +427,8 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
 			cm_repeat(s, cnt, conn, CM_ATTR_MRA, tid);
 		return;
 	case CM_ATTR_DREQ:
-		conn = cm_find(c, &s->fi, local, remote);
-		if (!conn) {
-			VIOLATE(CM_DREQ_UNKNOWN);
-			return;
-		}
-		if (cm_repeat(s, cnt, conn, CM_ATTR_DREQ, tid))
-			return;
-		conn->tid[1] = tid;
-		conn->state = CM_STATE_DISCONNECTING;
-		cm_ends_sync(c, conn);
-		return;
 	case CM_ATTR_DREP:
-		conn = cm_find(c, &s->fi, local, remote);
-		if (!conn || cm_repeat(s, cnt, conn, CM_ATTR_DREP, tid))
-			return;
-		conn->state = CM_STATE_CLOSED;
-		cm_ends_sync(c, conn);
+		cm_disconnect(c, s, cnt, attr, local, remote, tid);
 		return;
 	}
 }
