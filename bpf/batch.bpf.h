@@ -2,11 +2,32 @@
 /*
  * Walking a replay batch: a 4-byte little-endian frame count, then that many
  * records of the captured length and the wire length (4 bytes little-endian
- * each) and the captured bytes.  roceval_replay and the bench's baseline
+ * each), the capture time (8 bytes) and the captured bytes.  roceval_replay and the bench's baseline
  * share it, so the baseline walks a batch exactly as the validator does.
  */
 #ifndef ROCEVAL_BATCH_BPF_H
 #define ROCEVAL_BATCH_BPF_H
+
+/*
+ * The record header being read: captured length, wire length and the
+ * capture time in nanoseconds since the epoch.  In map memory, not on the
+ * stack: the replay program's stack is part of the deepest call chain's 512
+ * bytes.  The time stays here for the frame's validation to read.
+ */
+struct {
+	__u32 len;
+	__u32 wire;
+	__u64 time_ns;
+} batch_hdr;
+
+/* Set by the replay program, so its frames are timed by the capture, not by when they run. */
+bool replay_clock;
+
+/* Now, for what ages with time: the frame's capture time in a replay, the kernel's clock live. */
+static __always_inline __u64 frame_time_ns(void)
+{
+	return replay_clock ? batch_hdr.time_ns : bpf_ktime_get_ns();
+}
 
 struct batch_rec {
 	__u32 off;  /* where the captured bytes start */
@@ -17,18 +38,17 @@ struct batch_rec {
 /* The record at *next, with *next moved past it; false at the end or at a malformed record. */
 static __always_inline bool batch_next(struct xdp_md *ctx, __u32 total, __u32 *next, struct batch_rec *r)
 {
-	__u32 hdr[2];
 	__u32 off = *next;
 
-	if (off + ROCEVAL_REC_HDR > total || bpf_xdp_load_bytes(ctx, off, hdr, sizeof(hdr)))
+	if (off + ROCEVAL_REC_HDR > total || bpf_xdp_load_bytes(ctx, off, &batch_hdr, ROCEVAL_REC_HDR))
 		return false;
 	off += ROCEVAL_REC_HDR;
-	if (hdr[0] > total - off)
+	if (batch_hdr.len > total - off)
 		return false;
 	r->off = off;
-	r->len = hdr[0];
-	r->wire = hdr[1];
-	*next = off + hdr[0];
+	r->len = batch_hdr.len;
+	r->wire = batch_hdr.wire;
+	*next = off + r->len;
 	return true;
 }
 

@@ -15,9 +15,9 @@
  *
  * The table is bounded like the flow table, with the same creation-order
  * eviction ring, so conn_evicted says exactly how many open connections
- * were forgotten (closed ones are kept only to name their flows).  A
- * forgotten connection's traffic is judged as if no CM had been seen:
- * missed detections, never false alarms.
+ * were forgotten (closed and expired ones are kept only to name their
+ * flows).  A forgotten or expired connection's traffic is judged as if no
+ * CM had been seen: missed detections, never false alarms.
  *
  * No lock: the CM messages of one connection are milliseconds apart, and
  * the data path writes one field of an end (req_seen), once.
@@ -159,9 +159,13 @@ static __always_inline bool cm_repeat(struct roceval_scratch *s, struct roceval_
 	return false;
 }
 
-/* Copies the connection's state (and the peer's QPN, once known) into both of its ends. */
+/*
+ * Copies the connection's state (and the peer's QPN, once known) into both
+ * of its ends; a CM message is activity, so both ends' idle time restarts.
+ */
 static __always_inline void cm_ends_sync(struct cm_scratch *c, const struct roceval_conn *conn)
 {
+	__u64 now = frame_time_ns();
 	struct roceval_cm_end *e;
 
 	cm_end_key_set(&c->end_key, conn->ini.addr, conn->ini.qpn, conn->ipv6);
@@ -169,13 +173,16 @@ static __always_inline void cm_ends_sync(struct cm_scratch *c, const struct roce
 	if (e && e->conn.comm_id == conn->ini.comm_id) {
 		e->state = conn->state;
 		e->peer_qpn = conn->rsp.qpn;
+		e->last_ns = now;
 	}
 	if (conn->state < CM_STATE_REP)
 		return;
 	cm_end_key_set(&c->end_key, conn->rsp.addr, conn->rsp.qpn, conn->ipv6);
 	e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
-	if (e && e->conn.comm_id == conn->ini.comm_id)
+	if (e && e->conn.comm_id == conn->ini.comm_id) {
 		e->state = conn->state;
+		e->last_ns = now;
+	}
 }
 
 /* Adds one end; a QPN reused by a newer connection replaces the older one's entry. */
@@ -195,6 +202,7 @@ static __always_inline void cm_end_add(struct cm_scratch *c, const struct roceva
 	e->pkey = conn->pkey;
 	e->initiator = initiator;
 	e->state = conn->state;
+	e->last_ns = frame_time_ns();
 	cm_end_key_set(&c->end_key, self->addr, self->qpn, conn->ipv6);
 	bpf_map_update_elem(&cm_ends, &c->end_key, e, BPF_ANY);
 }
@@ -243,7 +251,7 @@ static __always_inline struct roceval_conn *cm_create(struct cm_scratch *c, stru
 		old = bpf_map_lookup_elem(&cm_conns, &c->old_key);
 		/* The same key may since have been closed and created again in a later slot. */
 		if (old && old->seq + cap == seq) {
-			bool open = old->state != CM_STATE_CLOSED;
+			bool open = old->state < CM_STATE_CLOSED;
 
 			__builtin_memcpy(&c->keep, &c->key, sizeof(c->keep));
 			__builtin_memcpy(&c->key, &c->old_key, sizeof(c->key));
@@ -268,7 +276,7 @@ static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch 
 
 	cm_key_set(&c->key, fi->saddr, local, fi->ipv6);
 	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
-	if (conn && conn->state != CM_STATE_CLOSED) {
+	if (conn && conn->state < CM_STATE_CLOSED) {
 		cm_repeat(s, cnt, conn, CM_ATTR_REQ, tid);
 		return;
 	}
@@ -360,7 +368,7 @@ static __always_inline void cm_rej(struct cm_scratch *c, struct roceval_scratch 
 }
 
 /*
- * DREQ and DREP.  Either side may send the DREQ.  Neither revives a
+ * DREQ and DREP.  Either side may send the DREQ.  A DREQ does not revive a
  * connection that idled out: its traffic stays judged as if no CM was seen.
  */
 static __always_inline void cm_disconnect(struct cm_scratch *c, struct roceval_scratch *s,
@@ -380,7 +388,7 @@ static __always_inline void cm_disconnect(struct cm_scratch *c, struct roceval_s
 		conn->tid[1] = tid;
 		if (conn->state < CM_STATE_DISCONNECTING)
 			conn->state = CM_STATE_DISCONNECTING;
-	} else if (conn->state < CM_STATE_CLOSED) {
+	} else {
 		conn->state = CM_STATE_CLOSED;
 	}
 	cm_ends_sync(c, conn);
@@ -464,11 +472,36 @@ __noinline int roceval_cm_mad_skb(struct __sk_buff *skb, __u32 bth_off, __u32 pa
 }
 
 /*
- * An RC packet of a learned connection, judged against what CM announced.
- * Returns the PMTU to judge its payload against: the connection's
- * negotiated one, else `pmtu` (the setting).
+ * Whether the connection of end e (found idle at `now`) has expired: its
+ * other end idled as long.  If so it is marked, for both ends, and counted
+ * on the totals only, as eviction is: the expiry is not this frame's doing.
  */
-__noinline int roceval_cm_data(__u32 pkey, __u32 pmtu)
+static __always_inline bool cm_expired(struct cm_scratch *c, struct roceval_counters *cnt,
+				       const struct roceval_cm_end *e, __u8 ipv6, __u64 now, __u64 idle_ns)
+{
+	struct roceval_cm_end *peer;
+	struct roceval_conn *conn;
+
+	cm_end_key_set(&c->end_key, e->peer, e->peer_qpn, ipv6);
+	peer = bpf_map_lookup_elem(&cm_ends, &c->end_key);
+	if (peer && peer->conn.comm_id == e->conn.comm_id && (__s64)(now - peer->last_ns) <= (__s64)idle_ns)
+		return false;
+	__builtin_memcpy(&c->key, &e->conn, sizeof(c->key));
+	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
+	if (!conn)
+		return true;
+	conn->state = CM_STATE_EXPIRED;
+	cm_ends_sync(c, conn);
+	cnt->rule[RULE_CONN_EXPIRED]++;
+	return true;
+}
+
+/*
+ * An RC or UC packet of a learned connection, judged against what CM
+ * announced.  Returns the PMTU to judge its payload against: the
+ * connection's negotiated one, else `pmtu` (the setting).
+ */
+__noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 {
 	__u32 zero = 0;
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
@@ -477,14 +510,21 @@ __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu)
 	const struct roce_op *op;
 	struct roceval_cm_end *e;
 	struct frame_info *fi;
+	__u64 now;
 
 	if (!s || !cnt || !c)
 		return pmtu;
 	fi = &s->fi;
 	cm_end_key_set(&c->end_key, fi->daddr, fi->dqpn, fi->ipv6);
 	e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
-	if (!e || e->state == CM_STATE_CLOSED || !addr_eq(e->peer, fi->saddr))
+	if (!e || e->state >= CM_STATE_CLOSED || !addr_eq(e->peer, fi->saddr))
 		return pmtu;
+	now = frame_time_ns();
+	/* Signed: a capture's clock may step back. */
+	if (idle_s && (__s64)(now - e->last_ns) > (__s64)(idle_s * 1000000000ULL) &&
+	    cm_expired(c, cnt, e, fi->ipv6, now, idle_s * 1000000000ULL))
+		return pmtu;
+	e->last_ns = now;
 
 	op = &roce_ops[fi->opcode & 0x1F];
 	if ((pkey ^ e->pkey) & 0x7FFF)
@@ -508,12 +548,18 @@ __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu)
 	return e->pmtu ? e->pmtu : pmtu;
 }
 
-/* The data-path hook: traffic of no learned connection, the common case, costs two tests and no call. */
-static __always_inline __u32 cm_data_pmtu(const struct frame_info *fi, __u32 pkey, __u32 pmtu)
+/*
+ * The data-path hook: traffic of no learned connection, the common case,
+ * costs two tests and no call.  CM connects RC and UC QPs alike.
+ */
+static __always_inline __u32 cm_data_pmtu(const struct frame_info *fi, const struct roceval_settings *cfg,
+					  __u32 pkey, __u32 pmtu)
 {
-	if ((fi->opcode >> 5) != ROCE_TR_RC || !cm_active)
+	__u32 tr = fi->opcode >> 5;
+
+	if ((tr != ROCE_TR_RC && tr != ROCE_TR_UC) || !cm_active)
 		return pmtu;
-	return roceval_cm_data(pkey, pmtu);
+	return roceval_cm_data(pkey, pmtu, cfg->conn_idle);
 }
 
 /* The MAD hook, at the verdict: a UD SEND_ONLY to QP1 whose ICRC did not fail. */

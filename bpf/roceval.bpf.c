@@ -181,8 +181,8 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 
 #include "flow.bpf.h"
 #include "trace.bpf.h"
-#include "cm.bpf.h"
 #include "batch.bpf.h"
+#include "cm.bpf.h"
 
 
 /*
@@ -595,7 +595,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 		fi->aeth = fi->has_aeth ? rd32(buf + ((xth + op->aeth_off) & 255)) : 0;
 		fi->headers_ok = 1;
 		/* RDMA CM (cm.bpf.h): a learned connection's PMTU overrides the setting. */
-		if (payload_size_bad(op, payload, cm_data_pmtu(fi, rd16(buf + bth + 2), cfg->pmtu), reth, dc))
+		if (payload_size_bad(op, payload, cm_data_pmtu(fi, cfg, rd16(buf + bth + 2), cfg->pmtu), reth, dc))
 			VIOLATE(PAYLOAD_LENGTH);
 		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
 			VIOLATE(SE);
@@ -720,6 +720,7 @@ int roceval_replay(struct xdp_md *ctx)
 
 	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
 		return 0;
+	replay_clock = true;
 	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES && i < nframes; i++) {
 		struct batch_rec r;
 

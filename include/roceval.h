@@ -30,12 +30,14 @@
 
 /*
  * Replay batches: records of the captured length and the wire length (4
- * bytes little-endian each) followed by the captured bytes, many per
+ * bytes little-endian each) and the capture time (8 bytes, nanoseconds
+ * since the epoch) followed by the captured bytes, many per
  * BPF_PROG_TEST_RUN call, because one call costs ~0.9 us.  A wire length
  * above the captured one marks a frame the capture cut (snapped);
- * ROCEVAL_WIRE_UNKNOWN says it was cut at an unknown length.
+ * ROCEVAL_WIRE_UNKNOWN says it was cut at an unknown length.  The time
+ * lets a replay age connections as the capture did, not as the replay runs.
  */
-#define ROCEVAL_REC_HDR 8
+#define ROCEVAL_REC_HDR 16
 #define ROCEVAL_WIRE_UNKNOWN 0xFFFFFFFFu
 #define ROCEVAL_BATCH_MAX_FRAMES 2048
 #define ROCEVAL_BATCH_BYTES (60 * 1024)
@@ -62,7 +64,7 @@ struct roceval_settings {
 	__u32 trace_on;
 	__u32 trace_rate;  /* samples per second and trace (token bucket refill) */
 	__u32 trace_burst; /* token bucket depth */
-	__u32 pad;
+	__u32 conn_idle;   /* seconds a CM-learned connection may idle before it expires; 0: never */
 };
 
 #define ROCEVAL_ANY_QPN 0xFFFFFFFFu
@@ -135,6 +137,7 @@ struct roceval_flow {
 
 #define ROCEVAL_DEFAULT_TRACE_RATE 100
 #define ROCEVAL_DEFAULT_TRACE_BURST 100
+#define ROCEVAL_DEFAULT_CONN_IDLE 600
 #define ROCEVAL_DEFAULT_SNAPLEN 0 /* headers only */
 #define ROCEVAL_MAX_SNAPLEN 9216
 

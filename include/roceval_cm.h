@@ -139,6 +139,12 @@ enum roceval_cm_state {
 	 * if no CM had been seen, and the ring reclaims it like any other.
 	 */
 	CM_STATE_CLOSED = 5,
+	/*
+	 * Both ends idle for longer than the conn_idle setting: a peer that
+	 * died or a DREQ the capture missed.  Kept and judged as CLOSED; a
+	 * late DREQ or DREP still finds it.
+	 */
+	CM_STATE_EXPIRED = 6,
 };
 
 /* What one end of a connection announced in its REQ or REP. */
@@ -188,6 +194,7 @@ struct roceval_cm_end {
 	__u8 req_seen;	   /* a request to this end was judged against start_psn */
 	__u8 state;	   /* copy of the connection's, for the data path */
 	__u8 pad[7];
+	__u64 last_ns;	   /* last CM message or packet to this end: replay's capture time, else ktime */
 };
 
 /* Path MTU code (IBA: 1 = 256 ... 5 = 4096) in bytes, 0 if reserved. */

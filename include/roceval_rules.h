@@ -73,7 +73,7 @@ enum roceval_severity {
 	X(CM_RTU_UNKNOWN, "cm_rtu_unknown", SEV_WARNING, "IBA 12.6, 12.9",                 \
 	  "RTU for a connection whose REP was not seen")                                   \
 	X(CM_DREQ_UNKNOWN, "cm_dreq_unknown", SEV_WARNING, "IBA 12.6, 12.9",               \
-	  "DREQ for a connection not in the table (never seen, already closed, or evicted)") \
+	  "DREQ for a connection not in the table (never seen, rejected, or evicted)") \
 	X(CM_PENDING, "cm_pending", SEV_WARNING, "IBA 12.9",                               \
 	  "responder sent a request before the connection's RTU was seen (once per connection)")                        \
 	X(CM_START_PSN, "cm_start_psn", SEV_ERROR, "IBA 12.6 (REQ/REP Starting PSN), 9.7.1", \
@@ -85,7 +85,9 @@ enum roceval_severity {
 	X(CM_RETRY, "cm_retry", SEV_INFO, "IBA 12.6, 12.9",                                \
 	  "CM message resent on a connection: the same message with the same TransactionID")               \
 	X(CONN_EVICTED, "conn_evicted", SEV_INFO, "roceval",                               \
-	  "open connections dropped from a full connection table, oldest first (closed ones go silently)")
+	  "open connections dropped from a full connection table, oldest first (closed ones go silently)") \
+	X(CONN_EXPIRED, "conn_expired", SEV_INFO, "roceval",                               \
+	  "connections expired after both ends idled longer than conn_idle: later traffic is judged as if no CM was seen")
 
 enum roceval_rule {
 #define ROCEVAL_RULE_ENUM(e, id, sev, ref, desc) RULE_##e,

@@ -134,13 +134,13 @@ class Conn:
     def teardown(self):
         return [self.dreq(), self.drep()]
 
-    def to_b(self, name, psn, payload=None, **kw):
+    def to_b(self, name, psn, payload=None, transport=roce.RC, **kw):
         """A request (or response) from a to b's QP."""
-        return roce.roce(roce.opcode(roce.RC, name), payload, psn=psn, dqpn=self.b_qpn,
+        return roce.roce(roce.opcode(transport, name), payload, psn=psn, dqpn=self.b_qpn,
                          ipv6=self.ipv6, frame_kw={"src": self.a, "dst": self.b}, **kw)
 
-    def to_a(self, name, psn, payload=None, **kw):
-        return roce.roce(roce.opcode(roce.RC, name), payload, psn=psn, dqpn=self.a_qpn,
+    def to_a(self, name, psn, payload=None, transport=roce.RC, **kw):
+        return roce.roce(roce.opcode(transport, name), payload, psn=psn, dqpn=self.a_qpn,
                          ipv6=self.ipv6, frame_kw={"src": self.b, "dst": self.a}, **kw)
 
     def conversation(self):

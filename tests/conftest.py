@@ -126,11 +126,12 @@ def wait_for(cond, timeout=10):
     return cond()
 
 
-def replay(tmp_path, frames, *opts, name="f.pcap"):
-    """replay --json of frames (tests/roce.py builds them), written to tmp_path/name."""
+def replay(tmp_path, frames, *opts, name="f.pcap", times=None):
+    """replay --json of frames (tests/roce.py builds them), written to tmp_path/name; times: their
+    capture times in seconds (default one a second)."""
     import roce
 
-    return roce.replay_frames(tmp_path / name, frames, *opts)
+    return roce.replay_frames(tmp_path / name, frames, *opts, times=times)
 
 
 def poke(frm, *pairs):

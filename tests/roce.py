@@ -283,17 +283,23 @@ def l3_offset(frm):
     return off + 2
 
 
-def pcap_bytes(frames, linktype=1, snaplen=65535):
+PCAP_EPOCH = 1700000000
+
+
+def pcap_bytes(frames, linktype=1, snaplen=65535, times=None):
+    """times: each frame's capture time in seconds after PCAP_EPOCH (default: 0, 1, 2 ...)."""
     out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, linktype)
     for i, f in enumerate(frames):
-        out += struct.pack("<IIII", 1700000000 + i, 0, len(f), len(f)) + bytes(f)
+        t = i if times is None else times[i]
+        out += struct.pack("<IIII", PCAP_EPOCH + int(t), round(t % 1 * 1e6), len(f), len(f))
+        out += bytes(f)
     return out
 
 
-def write_pcap(path, frames, linktype=1):
+def write_pcap(path, frames, linktype=1, times=None):
     """Writes frames (bytes) to a classic little-endian pcap; returns the path."""
     with open(path, "wb") as f:
-        f.write(pcap_bytes(frames, linktype))
+        f.write(pcap_bytes(frames, linktype, times=times))
     return path
 
 
@@ -310,11 +316,11 @@ def check_accounting(r):
                                    r["snapped"]), r
 
 
-def replay_frames(path, frames, *opts):
+def replay_frames(path, frames, *opts, times=None):
     """Writes frames to the pcap `path`, replays it and returns the checked JSON result."""
     from conftest import replay_json
 
-    write_pcap(path, frames)
+    write_pcap(path, frames, times=times)
     r = replay_json(path, *opts)
     check_accounting(r)
     return r

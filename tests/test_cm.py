@@ -8,7 +8,7 @@ import pytest
 
 import cm_mad
 import roce
-from conftest import ROCEVAL, nonzero_rules, real_capture, replay, replay_json, run
+from conftest import ROCEVAL, nonzero_rules, real_capture, replay, replay_json, run, send_pcap
 
 CM_CAPTURES = ["cx-ibdump-rdmacm-send.pcap", "cx-ibdump-rdmacm-write.pcap",
                "cx-ibdump-rdmacm-read.pcap", "nvmeof-discover-a.pcap", "nvmeof-discover-b.pcap"]
@@ -86,6 +86,15 @@ def test_starting_psn_applies_to_requests_only(tmp_path):
     frames = c.handshake() + [c.to_b("RDMA_READ_REQUEST", c.b_psn, dmalen=64),
                               c.to_a("RDMA_READ_RESPONSE_ONLY", c.b_psn, 64)]
     assert nonzero_rules(replay(tmp_path, frames)) == {"cm": 3, "cm_established": 1}
+
+
+def test_uc_connection_is_judged_as_rc(tmp_path):
+    c = cm_mad.Conn()
+    frames = c.handshake() + [c.to_b("SEND_ONLY", c.b_psn + 1, 8, transport=roce.UC),
+                              c.to_a("SEND_ONLY", c.a_psn, 8, transport=roce.UC, pkey=0x8001),
+                              c.to_a("SEND_FIRST", c.a_psn + 1, 2048, transport=roce.UC)]
+    assert nonzero_rules(replay(tmp_path, frames)) == {
+        "cm": 3, "cm_established": 1, "cm_start_psn": 1, "cm_pkey": 1, "payload_length": 1}
 
 
 def test_negotiated_pmtu_judges_payloads(tmp_path):
@@ -200,6 +209,65 @@ def test_data_after_close_is_judged_as_before(tmp_path):
     c = cm_mad.Conn()
     frames = c.handshake() + c.teardown() + [c.to_b("SEND_ONLY", 5, 8, pkey=0x8001)]
     assert nonzero_rules(replay(tmp_path, frames)) == {"cm": 5, "cm_established": 1}
+
+
+# --- idle expiry ---------------------------------------------------------------
+
+def idle_frames(c, gap):
+    """A handshake and a first request each way, then, `gap` seconds of silence later, a request
+    to B on the wrong P_Key: judged by CM only if the connection has not expired."""
+    frames = c.handshake() + [c.to_b("SEND_ONLY", c.b_psn, 8), c.to_a("SEND_ONLY", c.a_psn, 8),
+                              c.to_b("SEND_ONLY", c.b_psn + 1, 8, pkey=0x8001)]
+    return frames, [0, 1, 2, 3, 4, 4 + gap]
+
+
+@pytest.mark.parametrize("gap,opts,expired", [
+    (700, (), True),                              # the default: 600 s
+    (500, (), False),
+    (700, ("--set", "conn_idle=0"), False),       # never
+    (700, ("--set", "conn_idle=1000"), False),
+    (2.5, ("--set", "conn_idle=2"), True),
+])
+def test_idle_connection_expires(tmp_path, gap, opts, expired):
+    c = cm_mad.Conn()
+    frames, times = idle_frames(c, gap)
+    r = replay(tmp_path, frames, *opts, times=times)
+    rules = nonzero_rules(r)
+    if expired:
+        assert rules == {"cm": 3, "cm_established": 1, "conn_expired": 1}
+        assert [x["state"] for x in r["connections"]] == ["expired"]
+    else:
+        assert rules == {"cm": 3, "cm_established": 1, "cm_pkey": 1}
+        assert [x["state"] for x in r["connections"]] == ["established"]
+
+
+def test_one_busy_end_keeps_the_connection(tmp_path):
+    c = cm_mad.Conn()
+    # B receives every 100 s; A receives nothing for 800 s, then a request on the wrong P_Key
+    frames = c.handshake() + [c.to_b("SEND_ONLY", c.b_psn + i, 8) for i in range(9)]
+    frames.append(c.to_a("SEND_ONLY", c.a_psn, 8, pkey=0x8001))
+    times = [0, 1, 2] + [3 + 100 * i for i in range(9)] + [803]
+    assert nonzero_rules(replay(tmp_path, frames, times=times)) == {
+        "cm": 3, "cm_established": 1, "cm_pkey": 1}
+
+
+def test_expired_connection_still_disconnects(tmp_path):
+    c = cm_mad.Conn()
+    frames, times = idle_frames(c, 700)
+    frames += c.teardown()
+    times += [times[-1] + 1, times[-1] + 2]
+    r = replay(tmp_path, frames, times=times)
+    # a DREQ after the expiry names a known connection, not an unknown one
+    assert nonzero_rules(r) == {"cm": 5, "cm_established": 1, "conn_expired": 1}
+    assert [x["state"] for x in r["connections"]] == ["closed"]
+
+
+def test_a_capture_out_of_order_in_time_expires_nothing(tmp_path):
+    c = cm_mad.Conn()
+    frames, times = idle_frames(c, 0)
+    times[-1] = -5000  # a clock step back: no idle time at all
+    assert nonzero_rules(replay(tmp_path, frames, times=times)) == {
+        "cm": 3, "cm_established": 1, "cm_pkey": 1}
 
 
 def conns(n):
@@ -450,3 +518,20 @@ def test_live_trace_names_the_connection(netns, tmp_path):
     for ev in lines:
         assert ev["rules"] == ["cm_start_psn"] and ev["service"] == "tcp/4420 (NVMe-oF)"
         assert (ev["dqpn"], ev["peer_qpn"]) in peers
+
+
+def test_live_idle_connection_expires_by_the_clock(netns, tmp_path):
+    c = cm_mad.Conn()
+    frames, _ = idle_frames(c, 0)
+    run("attach", netns.if_rx, "conn_idle=1", netns=netns.rx, check=True)
+    try:
+        send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "a.pcap", frames[:-1]),
+                  one_cpu=True)
+        live_counters(netns, len(frames) - 1)
+        time.sleep(2.5)
+        send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "b.pcap", frames[-1:]))
+        st = live_counters(netns, len(frames))
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    assert {k: v for k, v in st["rules"].items() if v} == {
+        "cm": 3, "cm_established": 1, "conn_expired": 1}

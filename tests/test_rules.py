@@ -19,7 +19,8 @@ STATEFUL = {"psn_gap", "psn_duplicate", "opcode_sequence", "msn_regress", "pmtu_
             "flow_evicted"}
 # RDMA CM rules judge a frame against a handshake seen before it: tests/test_cm.py trips each.
 STATEFUL |= {"cm", "cm_established", "cm_rep_unknown", "cm_rtu_unknown", "cm_dreq_unknown",
-             "cm_pending", "cm_start_psn", "cm_pkey", "cm_rej", "cm_mra", "cm_retry", "conn_evicted"}
+             "cm_pending", "cm_start_psn", "cm_pkey", "cm_rej", "cm_mra", "cm_retry", "conn_evicted",
+             "conn_expired"}
 
 
 class Case:

@@ -746,7 +746,7 @@ static void push(const struct frame *f, enum mode mode)
 
 	memset(d, 0, sizeof(*d));
 	expect_frame(f->d, f->len, &e);
-	err = replay_frame(batch, f->d, f->len, f->len);
+	err = replay_frame(batch, f->d, f->len, f->len, 0);
 	if (err) {
 		violation(f, mode, "the batch program refused the frame: %s", strerror(-err));
 		return;

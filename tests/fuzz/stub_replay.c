@@ -26,7 +26,7 @@ struct replay *replay_new(const struct roceval_settings *cfg)
 	return calloc(1, sizeof(struct replay));
 }
 
-int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire)
+int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire, __u64 time_ns)
 {
 	void *copy = malloc(len ? len : 1);
 

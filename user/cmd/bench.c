@@ -194,7 +194,8 @@ static void batch_fill(struct batch *b, struct stream *st, __u64 max)
 	while (b->n < ROCEVAL_BATCH_MAX_FRAMES && b->n < max &&
 	       off + ROCEVAL_REC_HDR + f->len <= sizeof(b->data)) {
 		__u64 g = st->sent++;
-		__u32 rec[2] = { f->len, f->len }; /* captured and wire length, little-endian as the host */
+		/* captured and wire length, little-endian as the host; the capture time is 0 */
+		__u32 rec[4] = { f->len, f->len };
 
 		frame_seq(f, st->qpn + g % st->flows, (1 + g / st->flows) & ROCE_PSN_MASK);
 		memcpy(b->data + off, rec, ROCEVAL_REC_HDR);

@@ -241,7 +241,8 @@ static int do_replay(int argc, char **argv)
 			wire = ROCEVAL_WIRE_UNKNOWN;
 			nunrecorded++;
 		}
-		err = replay_frame(r, data, caplen, wire);
+		err = replay_frame(r, data, caplen, wire,
+				   hdr->ts.tv_sec * 1000000000ULL + hdr->ts.tv_usec * 1000ULL);
 		if (err)
 			break;
 		nframes++;

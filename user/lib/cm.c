@@ -112,6 +112,7 @@ static const char *const cm_state_names[] = {
 	[CM_STATE_ESTABLISHED] = "established",
 	[CM_STATE_DISCONNECTING] = "disconnecting",
 	[CM_STATE_CLOSED] = "closed",
+	[CM_STATE_EXPIRED] = "expired",
 };
 
 static void side_json(struct json_writer *w, const char *name, const struct roceval_cm_side *s, bool ipv6)

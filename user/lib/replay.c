@@ -95,7 +95,7 @@ int replay_flush(struct replay *r)
 	return 0;
 }
 
-int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire)
+int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire, __u64 time_ns)
 {
 	__u32 rec[2];
 	int err;
@@ -112,6 +112,7 @@ int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire)
 	rec[0] = len;
 	rec[1] = wire > len ? wire : len;
 	memcpy(r->batch + r->used, rec, sizeof(rec));
+	memcpy(r->batch + r->used + sizeof(rec), &time_ns, sizeof(time_ns));
 	memcpy(r->batch + r->used + ROCEVAL_REC_HDR, data, len);
 	r->used += ROCEVAL_REC_HDR + len;
 	r->nframes++;

@@ -15,9 +15,10 @@ struct replay *replay_new(const struct roceval_settings *cfg);
 /*
  * Queues one frame of `len` captured bytes that was `wire` bytes long on the
  * wire (ROCEVAL_WIRE_UNKNOWN: cut at an unknown length); runs the batch when
- * it is full.
+ * it is full.  time_ns is its capture time (nanoseconds since the epoch):
+ * what connections idle by.
  */
-int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire);
+int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire, __u64 time_ns);
 /* Runs what is queued. */
 int replay_flush(struct replay *r);
 int replay_counters(struct replay *r, struct roceval_counters *out);

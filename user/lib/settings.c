@@ -20,6 +20,7 @@ void settings_defaults(struct roceval_settings *s)
 	s->icrc_sample = 1;
 	s->trace_rate = ROCEVAL_DEFAULT_TRACE_RATE;
 	s->trace_burst = ROCEVAL_DEFAULT_TRACE_BURST;
+	s->conn_idle = ROCEVAL_DEFAULT_CONN_IDLE;
 }
 
 #define FAIL(...)                                  \
@@ -114,6 +115,10 @@ int settings_set(struct roceval_settings *s, const char *key, const char *value,
 		if (!parse_u32(value, 1000000, &v) || !v)
 			FAIL("trace_burst=%s: expected a whole number, 1-1000000", value);
 		s->trace_burst = v;
+	} else if (!strcmp(key, "conn_idle")) {
+		if (!parse_u32(value, 100u * 365 * 86400, &v))
+			FAIL("conn_idle=%s: expected seconds, 0 (never) to 3153600000", value);
+		s->conn_idle = v;
 	} else {
 		FAIL("unknown setting '%s' (settings: %s)", key, SETTINGS_KEY_LIST);
 	}
@@ -173,6 +178,8 @@ int settings_format(const struct roceval_settings *s, const char *key, char *buf
 		snprintf(buf, len, "%u", s->trace_rate);
 	} else if (!strcmp(key, "trace_burst")) {
 		snprintf(buf, len, "%u", s->trace_burst);
+	} else if (!strcmp(key, "conn_idle")) {
+		snprintf(buf, len, "%u", s->conn_idle);
 	} else {
 		return -EINVAL;
 	}

@@ -35,7 +35,11 @@
 	  "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)")              \
 	X(trace_rate, "N",                                                                      \
 	  "trace samples per second at most, per CPU (token bucket); default 100")              \
-	X(trace_burst, "N", "trace samples allowed in a burst, per CPU; default 100")
+	X(trace_burst, "N", "trace samples allowed in a burst, per CPU; default 100")              \
+	X(conn_idle, "SECONDS",                                                                 \
+	  "a CM-learned connection whose two ends both idle this long expires, and its"         \
+	  SETTING_BREAK "traffic is judged as if no CM was seen (conn_expired counts them);"    \
+	  SETTING_BREAK "0 never; default 600.  A replay ages them by the capture's time")
 
 /* Help text of the whole table, as command-line and as config-file assignments. */
 #define SETTING_HELP_ARG(key, syntax, desc) "  " #key "=" syntax SETTING_BREAK desc "\n"
