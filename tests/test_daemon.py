@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import cm_mad
 import roce
 from conftest import (ROCEVAL, ROOT, nonzero_rules, pcap_frames, pin_dir, replay_json, run, send_pcap, wait_for,
                       xdp_prog_id)
@@ -184,6 +185,26 @@ def start(daemons, ns, conf, port, *args, where=None, wrap=()):
     d = Daemon(ns, conf, port, *args, where=where, wrap=wrap)
     daemons.append(d)
     return d.wait_ready()
+
+
+def test_rejections_by_reason_and_connections(netns, daemons, tmp_path):
+    """REJ reasons as a labelled family, and stats --json listing the connections and reasons."""
+    c0, c1, c2, c3 = (cm_mad.Conn(a_comm=0x100 + i, a_qpn=0x1000 + i) for i in range(4))
+    frames = (c0.handshake() + [c1.req(), c1.rej(28), c2.req(), c2.rej(28), c3.req(), c3.rej(1)])
+    port = 9435 + os.getpid() % 1000
+    start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
+    send(netns, roce.write_pcap(tmp_path / "cm.pcap", frames))
+    assert wait_for(lambda: metrics(netns, port).get("roceval_violations_total{rule=\"cm\"}")
+                    == len(frames))
+    m = metrics(netns, port)
+    rej = {k: v for k, v in m.items() if k.startswith("roceval_cm_rejections_total{")}
+    assert rej == {'roceval_cm_rejections_total{reason="consumer"}': 2,
+                   'roceval_cm_rejections_total{reason="no_qp"}': 1}
+    st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+    assert st["cm_rej_reasons"] == {"no_qp": 1, "consumer": 2}
+    (conn,) = st["connections"]
+    assert (conn["state"], conn["initiator"]["qpn"], conn["responder"]["qpn"]) == \
+        ("established", c0.a_qpn, c0.b_qpn)
 
 
 def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):

@@ -23,13 +23,13 @@ $(OUTPUT)/fuzz-datapath: tests/fuzz/datapath.c $(OUTPUT)/libroceval.a $(USER_HDR
 # names in its FUZZ_SRCS_<name> (compiled again with the sanitizers).
 FUZZ_TARGETS := settings pcap config trace http
 FUZZ_SRCS_settings := user/lib/settings.c user/lib/util.c user/lib/json.c
-FUZZ_SRCS_pcap := user/cmd/replay.c user/lib/cooked.c user/lib/flows.c user/lib/cm.c user/lib/settings.c user/lib/util.c user/lib/json.c user/lib/counters.c tests/fuzz/stub_replay.c
+FUZZ_SRCS_pcap := user/cmd/replay.c user/lib/cooked.c user/lib/flows.c user/lib/cm.c user/lib/cm_names.c user/lib/settings.c user/lib/util.c user/lib/json.c user/lib/counters.c tests/fuzz/stub_replay.c
 FUZZ_SRCS_config := user/lib/config.c user/lib/iface.c user/lib/settings.c user/lib/util.c user/lib/json.c
 # the trace target includes user/cmd/trace.c, and live.c loads the skeleton
 FUZZ_DEPS_trace := user/cmd/trace.c $(OUTPUT)/roceval.skel.h
-FUZZ_SRCS_trace := user/lib/live.c user/lib/pins.c user/lib/attach.c user/lib/iface.c user/lib/loader.c user/lib/flows.c user/lib/cm.c user/lib/settings.c user/lib/util.c user/lib/json.c user/lib/counters.c
+FUZZ_SRCS_trace := user/lib/live.c user/lib/pins.c user/lib/attach.c user/lib/iface.c user/lib/loader.c user/lib/flows.c user/lib/cm.c user/lib/cm_names.c user/lib/settings.c user/lib/util.c user/lib/json.c user/lib/counters.c
 # the http target serves user/lib/http.c on loopback
-FUZZ_SRCS_http := user/lib/http.c user/lib/prom.c user/lib/util.c
+FUZZ_SRCS_http := user/lib/http.c user/lib/prom.c user/lib/cm_names.c user/lib/util.c
 
 define fuzz_target
 $(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_input.h $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)

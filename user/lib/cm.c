@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* RDMA CM names and tables for the CLI: ServiceIDs, REJ reasons, flows' connections. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -66,44 +67,44 @@ void cm_annotate(int ends_fd, struct flow_entry *e, int n)
 					    e[i].key.dqpn, &e[i].cm);
 }
 
-static const char *rej_reason_id(unsigned int code)
+int cm_rej_read(int rej_fd, __u64 out[ROCEVAL_CM_REJ_SLOTS])
 {
-	switch (code) {
-#define CM_REJ_CASE(c, id) \
-	case c:            \
-		return id;
-		ROCEVAL_CM_REJ_REASONS(CM_REJ_CASE)
-#undef CM_REJ_CASE
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v;
+
+	memset(out, 0, ROCEVAL_CM_REJ_SLOTS * sizeof(*out));
+	if (rej_fd < 0)
+		return 0;
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (__u32 r = 0; r < ROCEVAL_CM_REJ_SLOTS; r++) {
+		if (bpf_map_lookup_elem(rej_fd, &r, v)) {
+			int err = -errno;
+
+			free(v);
+			return err;
+		}
+		for (int c = 0; c < ncpu; c++)
+			out[r] += v[c];
 	}
-	return NULL;
+	free(v);
+	return 0;
 }
 
 void cm_rej_json(struct json_writer *w, int rej_fd)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v = ncpu > 0 ? calloc(ncpu, sizeof(*v)) : NULL;
+	__u64 n[ROCEVAL_CM_REJ_SLOTS];
+	char buf[32];
 
 	json_object_begin(w, "cm_rej_reasons");
-	for (__u32 r = 0; v && rej_fd >= 0 && r < ROCEVAL_CM_REJ_SLOTS; r++) {
-		unsigned long long sum = 0;
-		const char *id = rej_reason_id(r);
-		char name[32];
-
-		if (bpf_map_lookup_elem(rej_fd, &r, v))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			sum += v[c];
-		if (!sum)
-			continue;
-		if (!id) {
-			snprintf(name, sizeof(name), "reason_%u%s", r,
-				 r == ROCEVAL_CM_REJ_SLOTS - 1 ? "_or_more" : "");
-			id = name;
-		}
-		json_u64(w, id, sum);
-	}
+	if (!cm_rej_read(rej_fd, n))
+		for (__u32 r = 0; r < ROCEVAL_CM_REJ_SLOTS; r++)
+			if (n[r])
+				json_u64(w, cm_rej_reason_name(r, buf, sizeof(buf)), n[r]);
 	json_object_end(w);
-	free(v);
 }
 
 static const char *const cm_state_names[] = {

@@ -30,5 +30,9 @@ bool cm_end_lookup(int ends_fd, const __u8 *saddr, const __u8 *daddr, bool ipv6,
 void cm_annotate(int ends_fd, struct flow_entry *e, int n);
 /* "cm_rej_reasons": {"id": N, ...} from the per-CPU REJ reason map (fd < 0: empty). */
 void cm_rej_json(struct json_writer *w, int rej_fd);
+/* The REJ counts per reason slot, summed over the CPUs (fd < 0: all 0); 0 or -errno. */
+int cm_rej_read(int rej_fd, __u64 out[ROCEVAL_CM_REJ_SLOTS]);
+/* The id of a reason slot: its name in the table, else "reason_<n>" (buf holds that). */
+const char *cm_rej_reason_name(unsigned int slot, char *buf, size_t len);
 
 #endif

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "cm.h"
 #include "common.h"
 #include "config.h"
 #include "counters.h"
@@ -609,6 +610,7 @@ static long long flow_capacity(int flows_fd)
 static void render_metrics(void *ctx, FILE *f)
 {
 	static struct roceval_counters c[DAEMON_MAX_IFACES];
+	static __u64 rej[DAEMON_MAX_IFACES][ROCEVAL_CM_REJ_SLOTS];
 	static struct prom_iface pi[DAEMON_MAX_IFACES];
 	struct daemon *d = ctx;
 	int n = 0;
@@ -630,6 +632,7 @@ static void render_metrics(void *ctx, FILE *f)
 			.c = counters_read(s->li.counters_fd, &c[n]) ? NULL : &c[n],
 			.flows = flow_count(s->li.flows_fd),
 			.flows_max = flow_capacity(s->li.flows_fd),
+			.cm_rej = cm_rej_read(s->li.cm_rej_fd, rej[n]) ? NULL : rej[n],
 		};
 		n++;
 	}

@@ -49,7 +49,8 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	out->counters_fd = out->settings_fd = out->flows_fd = out->cm_ends_fd = -1;
+	out->counters_fd = out->settings_fd = out->flows_fd = -1;
+	out->cm_conns_fd = out->cm_ends_fd = out->cm_rej_fd = -1;
 	out->trace_rbs_fd = out->trace_filters_fd = -1;
 	if ((err = live_init()))
 		return err;
@@ -102,9 +103,12 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 			close(out->trace_filters_fd);
 		out->trace_rbs_fd = out->trace_filters_fd = -1;
 	}
+	out->cm_conns_fd = pin_get_ns(ns, ifname, "cm_conns");
 	out->cm_ends_fd = pin_get_ns(ns, ifname, "cm_ends");
-	if (out->cm_ends_fd < 0)
-		out->cm_ends_fd = -1;
+	out->cm_rej_fd = pin_get_ns(ns, ifname, "cm_rej_reasons");
+	out->cm_conns_fd = out->cm_conns_fd < 0 ? -1 : out->cm_conns_fd;
+	out->cm_ends_fd = out->cm_ends_fd < 0 ? -1 : out->cm_ends_fd;
+	out->cm_rej_fd = out->cm_rej_fd < 0 ? -1 : out->cm_rej_fd;
 	return 0;
 fail:
 	if (fd >= 0)
@@ -241,7 +245,7 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 void live_close(struct live_iface *li)
 {
 	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rbs_fd,
-		       &li->trace_filters_fd, &li->cm_ends_fd };
+		       &li->trace_filters_fd, &li->cm_conns_fd, &li->cm_ends_fd, &li->cm_rej_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

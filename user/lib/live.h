@@ -58,7 +58,10 @@ struct live_iface {
 	/* -1 both when the object predates several traces at once */
 	int trace_rbs_fd;     /* slot -> the ring buffer of the trace in it */
 	int trace_filters_fd; /* slot -> struct roceval_trace_filter */
-	int cm_ends_fd;	 /* RDMA CM connection ends, -1 when the object has none */
+	/* RDMA CM: connections, their ends and REJs per reason; -1 when the object has none */
+	int cm_conns_fd;
+	int cm_ends_fd;
+	int cm_rej_fd;
 	__u64 attached_boot_ns; /* CLOCK_BOOTTIME at attach: for averages since then */
 };
 

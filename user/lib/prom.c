@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <string.h>
 
+#include "cm.h"
 #include "common.h"
 #include "prom.h"
 #include "version.h"
@@ -93,6 +94,21 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 				fprintf(f, "%s%s} %llu\n", *total_labels[t] ? "," : "", total_labels[t],
 					(unsigned long long)ifs[i].c->total[t]);
 			}
+		}
+	}
+
+	family(f, "roceval_cm_rejections_total", "counter",
+	       "RDMA CM connection rejections (REJ) by reason, as IBA 12.6 numbers them; "
+	       "a reason appears once it has been seen");
+	for (int i = 0; i < n; i++) {
+		char buf[32];
+
+		for (unsigned int r = 0; ifs[i].cm_rej && r < ROCEVAL_CM_REJ_SLOTS; r++) {
+			if (!ifs[i].cm_rej[r])
+				continue;
+			sample_start(f, "roceval_cm_rejections_total", ifs[i].ifname);
+			fprintf(f, ",reason=\"%s\"} %llu\n", cm_rej_reason_name(r, buf, sizeof(buf)),
+				(unsigned long long)ifs[i].cm_rej[r]);
 		}
 	}
 

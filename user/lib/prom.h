@@ -34,6 +34,7 @@ struct prom_iface {
 	time_t attached_since;
 	const struct roceval_counters *c; /* NULL: counters unreadable, no samples */
 	long long flows, flows_max;	  /* flow table entries and size; -1: unknown */
+	const __u64 *cm_rej;		  /* ROCEVAL_CM_REJ_SLOTS counts; NULL: unreadable, no samples */
 };
 
 /* Writes every family, each interface a sample in it; start_time is the exporter's. */

@@ -181,6 +181,8 @@ static void stats_json(const struct live_iface *li, const struct stats_report *r
 	if (r->top && li->flows_fd >= 0)
 		flows_json(&w, flows, nflows, r->top);
 	counters_rates_json(&w, "rates", r->total_rates, r->rule_rates);
+	cm_rej_json(&w, li->cm_rej_fd);
+	cm_connections_json(&w, li->cm_conns_fd);
 	json_double(&w, "rates_seconds", r->window, 3);
 	json_bool(&w, "rates_since_attach", r->since_attach);
 	json_object_end(&w);
