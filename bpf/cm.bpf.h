@@ -152,7 +152,7 @@ static __always_inline bool cm_repeat(struct roceval_scratch *s, struct roceval_
 
 	if (conn->seen & bit) {
 		if (tid == conn->tid[attr >= CM_ATTR_DREQ])
-			VIOLATE(CM_RETRY);
+			violate(s, cnt, RULE_CM_RETRY);
 		return true;
 	}
 	conn->seen |= bit;
@@ -314,7 +314,7 @@ static __always_inline void cm_rep(struct cm_scratch *c, struct roceval_scratch 
 	cm_key_set(&c->key, fi->daddr, remote, fi->ipv6);
 	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
 	if (!conn) {
-		VIOLATE(CM_REP_UNKNOWN);
+		violate(s, cnt, RULE_CM_REP_UNKNOWN);
 		return;
 	}
 	if (cm_repeat(s, cnt, conn, CM_ATTR_REP, tid))
@@ -339,14 +339,14 @@ static __always_inline void cm_rtu(struct cm_scratch *c, struct roceval_scratch 
 	cm_key_set(&c->key, s->fi.saddr, local, s->fi.ipv6);
 	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
 	if (!conn || conn->state < CM_STATE_REP) {
-		VIOLATE(CM_RTU_UNKNOWN);
+		violate(s, cnt, RULE_CM_RTU_UNKNOWN);
 		return;
 	}
 	if (cm_repeat(s, cnt, conn, CM_ATTR_RTU, tid))
 		return;
 	if (conn->state == CM_STATE_REP)
 		conn->state = CM_STATE_ESTABLISHED;
-	VIOLATE(CM_ESTABLISHED);
+	violate(s, cnt, RULE_CM_ESTABLISHED);
 	cm_ends_sync(c, conn);
 }
 
@@ -357,7 +357,7 @@ static __always_inline void cm_rej(struct cm_scratch *c, struct roceval_scratch 
 	struct roceval_conn *conn;
 	__u64 *slot;
 
-	VIOLATE(CM_REJ);
+	violate(s, cnt, RULE_CM_REJ);
 	reason = reason < ROCEVAL_CM_REJ_SLOTS ? reason : ROCEVAL_CM_REJ_SLOTS - 1;
 	slot = bpf_map_lookup_elem(&cm_rej_reasons, &reason);
 	if (slot)
@@ -379,7 +379,7 @@ static __always_inline void cm_disconnect(struct cm_scratch *c, struct roceval_s
 
 	if (!conn) {
 		if (attr == CM_ATTR_DREQ)
-			VIOLATE(CM_DREQ_UNKNOWN);
+			violate(s, cnt, RULE_CM_DREQ_UNKNOWN);
 		return;
 	}
 	if (cm_repeat(s, cnt, conn, attr, tid))
@@ -409,7 +409,7 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
 	/* QP1 carries every general-services class; only the CM's are ours. */
 	if (c->mad[CM_MAD_BASE_VERSION] != 1 || c->mad[CM_MAD_CLASS] != CM_MGMT_CLASS)
 		return;
-	VIOLATE(CM);
+	violate(s, cnt, RULE_CM);
 	attr = rd16(c->mad + CM_MAD_ATTR);
 	tid = rd64(c->mad + CM_MAD_TID);
 	local = rd32(m + CM_LOCAL_COMM_ID);
@@ -429,7 +429,7 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
 		cm_rej(c, s, cnt, m, local, remote);
 		return;
 	case CM_ATTR_MRA:
-		VIOLATE(CM_MRA);
+		violate(s, cnt, RULE_CM_MRA);
 		conn = cm_find(c, &s->fi, local, remote);
 		if (conn)
 			cm_repeat(s, cnt, conn, CM_ATTR_MRA, tid);
@@ -528,7 +528,7 @@ __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 
 	op = &roce_ops[fi->opcode & 0x1F];
 	if ((pkey ^ e->pkey) & 0x7FFF)
-		VIOLATE(CM_PKEY);
+		violate(s, cnt, RULE_CM_PKEY);
 	if (op->flags & OPF_REQUEST) {
 		/*
 		 * Until the RTU only the initiator may send: the responder waits
@@ -536,13 +536,13 @@ __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 		 * (or the capture missed the RTU), so this end counts it once.
 		 */
 		if (e->initiator && e->state < CM_STATE_ESTABLISHED) {
-			VIOLATE(CM_PENDING);
+			violate(s, cnt, RULE_CM_PENDING);
 			e->state = CM_STATE_ESTABLISHED;
 		}
 		if (!e->req_seen) {
 			e->req_seen = 1;
 			if (fi->psn != e->start_psn)
-				VIOLATE(CM_START_PSN);
+				violate(s, cnt, RULE_CM_START_PSN);
 		}
 	}
 	return e->pmtu ? e->pmtu : pmtu;

@@ -152,7 +152,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 			if (!f->pmtu)
 				f->pmtu = fi->payload;
 			else if (f->pmtu != fi->payload && sp->seen)
-				VIOLATE(PMTU_INCONSISTENT);
+				violate(s, cnt, RULE_PMTU_INCONSISTENT);
 			if (!pmtu)
 				pmtu = f->pmtu;
 		}
@@ -171,30 +171,30 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 
 			if (sp->psn_valid && fi->psn != sp->next_psn) {
 				if (psn_ahead(fi->psn, sp->next_psn)) {
-					VIOLATE(PSN_GAP);
+					violate(s, cnt, RULE_PSN_GAP);
 				} else {
 					/* A duplicate neither moves the expectation back nor reopens its message. */
-					VIOLATE(PSN_DUPLICATE);
+					violate(s, cnt, RULE_PSN_DUPLICATE);
 					duplicate = true;
 				}
 			}
 			if (!duplicate) {
 				if (sequence_broken(sp, op))
-					VIOLATE(OPCODE_SEQUENCE);
+					violate(s, cnt, RULE_OPCODE_SEQUENCE);
 				sp->psn_valid = n != 0;
 				sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
 			}
 		} else if (op->position != POS_NONE) {
 			/* READ responses: sequence only; their PSNs follow the other side's READs. */
 			if (sequence_broken(sp, op))
-				VIOLATE(OPCODE_SEQUENCE);
+				violate(s, cnt, RULE_OPCODE_SEQUENCE);
 		}
 
 		if (fi->has_aeth) {
 			__u32 msn = fi->aeth & ROCE_PSN_MASK;
 
 			if (f->msn_valid && psn_ahead(f->last_msn, msn))
-				VIOLATE(MSN_REGRESS);
+				violate(s, cnt, RULE_MSN_REGRESS);
 			else
 				f->last_msn = msn;
 			f->msn_valid = 1;

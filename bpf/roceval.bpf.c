@@ -171,13 +171,14 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
  * A rule counts frames: one frame breaking it in two ways (PadCnt beyond
  * the payload and a length not a multiple of 4) counts once.
  */
-#define VIOLATE(r)                                             \
-	do {                                                   \
-		if (!(s->rules & (1ULL << RULE_##r))) {        \
-			s->rules |= 1ULL << RULE_##r;          \
-			cnt->rule[RULE_##r]++;                 \
-		}                                              \
-	} while (0)
+static __always_inline void violate(struct roceval_scratch *s, struct roceval_counters *cnt,
+				    enum roceval_rule r)
+{
+	if (!(s->rules & (1ULL << r))) {
+		s->rules |= 1ULL << r;
+		cnt->rule[r]++;
+	}
+}
 
 #include "flow.bpf.h"
 #include "trace.bpf.h"
@@ -396,9 +397,9 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 		cnt->total[TOTAL_ROCEV2_IPV4]++;
 	fi->hdr_end = li->l4 + (li->v1 ? 0 : UDP_HLEN);
 	if (li->ecn == 3)
-		VIOLATE(ECN_CE);
+		violate(s, cnt, RULE_ECN_CE);
 	if (li->fragment) {
-		VIOLATE(IP_FRAGMENT);
+		violate(s, cnt, RULE_IP_FRAGMENT);
 		cnt->total[TOTAL_ICRC_UNCHECKED]++;
 		goto verdict;
 	}
@@ -414,7 +415,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	cap = len - li->l3;
 	if (li->v1) {
 		if (li->iplen > avail || li->iplen - ROCE_GRH_LEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
-			VIOLATE(TRUNCATED);
+			violate(s, cnt, RULE_TRUNCATED);
 			cnt->total[TOTAL_ICRC_UNCHECKED]++;
 			goto verdict;
 		}
@@ -424,7 +425,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 		if (li->iplen > avail || li->iplen < li->iphl + UDP_HLEN || li->udplen < UDP_HLEN ||
 		    li->udplen > li->iplen - li->iphl ||
 		    li->udplen - UDP_HLEN < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
-			VIOLATE(TRUNCATED);
+			violate(s, cnt, RULE_TRUNCATED);
 			cnt->total[TOTAL_ICRC_UNCHECKED]++;
 			goto verdict;
 		}
@@ -492,30 +493,30 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	transport = opcode >> 5;
 
 	if (b1 & 0x0F)
-		VIOLATE(TVER);
+		violate(s, cnt, RULE_TVER);
 	if (!pkey_allowed(cfg, rd16(buf + bth + 2)))
-		VIOLATE(PKEY);
+		violate(s, cnt, RULE_PKEY);
 	if ((cfg->check_resv6 && (buf[bth + 4] & 0x3F)) || (buf[bth + 8] & 0x7F))
-		VIOLATE(RESERVED);
+		violate(s, cnt, RULE_RESERVED);
 	if (tlen & 3)
-		VIOLATE(PAD);
+		violate(s, cnt, RULE_PAD);
 
 	if (transport >= ROCE_TR_VENDOR6) {
-		VIOLATE(OPCODE_VENDOR);
+		violate(s, cnt, RULE_OPCODE_VENDOR);
 		goto icrc;
 	}
 	if (transport == ROCE_TR_CNP) {
 		if (opcode != ROCE_OPCODE_CNP) {
-			VIOLATE(OPCODE);
+			violate(s, cnt, RULE_OPCODE);
 			goto icrc;
 		}
-		VIOLATE(CNP);
+		violate(s, cnt, RULE_CNP);
 		if (b1 & 0x80)
-			VIOLATE(SE);
+			violate(s, cnt, RULE_SE);
 		if (padcnt)
-			VIOLATE(PAD);
+			violate(s, cnt, RULE_PAD);
 		if (tlen != ROCE_BTH_LEN + ROCE_CNP_RESERVED_LEN + ROCE_ICRC_LEN) {
-			VIOLATE(PAYLOAD_LENGTH);
+			violate(s, cnt, RULE_PAYLOAD_LENGTH);
 			if (tlen < ROCE_BTH_LEN + ROCE_CNP_RESERVED_LEN + ROCE_ICRC_LEN)
 				goto icrc;
 		}
@@ -528,7 +529,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 			for (int i = 0; i < ROCE_CNP_RESERVED_LEN; i++)
 				rv |= buf[bth + ROCE_BTH_LEN + i];
 			if (rv)
-				VIOLATE(RESERVED);
+				violate(s, cnt, RULE_RESERVED);
 		}
 		goto icrc;
 	}
@@ -536,7 +537,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	op = &roce_ops[opcode & 0x1F];
 	if (!(op->transports & (1u << transport))) {
 		op = 0;
-		VIOLATE(OPCODE);
+		violate(s, cnt, RULE_OPCODE);
 		goto icrc;
 	}
 
@@ -544,7 +545,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	hdrs = roce_transport_hdr_len(transport, opcode, op->flags, dc);
 	need = ROCE_BTH_LEN + hdrs + op->xth_len + ROCE_ICRC_LEN;
 	if (tlen < need) {
-		VIOLATE(TRUNCATED);
+		violate(s, cnt, RULE_TRUNCATED);
 		goto icrc;
 	}
 	if (xhl + need - ROCE_ICRC_LEN > copy)
@@ -564,25 +565,25 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 				fi->flow_qpn = rd24(buf + x + 1);
 		} else if (transport == ROCE_TR_RD) {
 			if (buf[x] || ((op->flags & OPF_REQUEST) && buf[x + ROCE_RDETH_LEN + 4]))
-				VIOLATE(RESERVED);
+				violate(s, cnt, RULE_RESERVED);
 		} else if (transport == ROCE_TR_UD) {
 			if (buf[x + 4])
-				VIOLATE(RESERVED);
+				violate(s, cnt, RULE_RESERVED);
 		} else if (transport == ROCE_TR_XRC && hdrs) {
 			if (buf[x])
-				VIOLATE(RESERVED);
+				violate(s, cnt, RULE_RESERVED);
 		}
 	}
 
 	area = tlen - need;
 	if (padcnt > area) {
-		VIOLATE(PAD);
+		violate(s, cnt, RULE_PAD);
 		payload = 0;
 	} else {
 		payload = area - padcnt;
 	}
 	if (padcnt && (op->payload == PL_NONE || op->payload == PL_PMTU))
-		VIOLATE(PAD);
+		violate(s, cnt, RULE_PAD);
 
 	{
 		__u32 xth = (bth + ROCE_BTH_LEN + hdrs) & 255;
@@ -596,11 +597,11 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 		fi->headers_ok = 1;
 		/* RDMA CM (cm.bpf.h): a learned connection's PMTU overrides the setting. */
 		if (payload_size_bad(op, payload, cm_data_pmtu(fi, cfg, rd16(buf + bth + 2), cfg->pmtu), reth, dc))
-			VIOLATE(PAYLOAD_LENGTH);
+			violate(s, cnt, RULE_PAYLOAD_LENGTH);
 		if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
-			VIOLATE(SE);
+			violate(s, cnt, RULE_SE);
 		if (op->atomic_off != ROCE_NO_HDR && (buf[((xth + op->atomic_off) & 255) + 7] & 7))
-			VIOLATE(ATOMIC_ALIGN);
+			violate(s, cnt, RULE_ATOMIC_ALIGN);
 		if (op->aeth_off != ROCE_NO_HDR) {
 			__u8 syn = buf[(xth + op->aeth_off) & 255];
 
@@ -608,29 +609,29 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 			case 0: /* ACK */
 				break;
 			case 1:
-				VIOLATE(NAK_RNR);
+				violate(s, cnt, RULE_NAK_RNR);
 				break;
 			case 3:
 				switch (syn & 0x1F) {
 				case 0:
-					VIOLATE(NAK_PSN);
+					violate(s, cnt, RULE_NAK_PSN);
 					break;
 				case 1:
 				case 4:
-					VIOLATE(NAK_INVALID);
+					violate(s, cnt, RULE_NAK_INVALID);
 					break;
 				case 2:
-					VIOLATE(NAK_ACCESS);
+					violate(s, cnt, RULE_NAK_ACCESS);
 					break;
 				case 3:
-					VIOLATE(NAK_OPERATIONAL);
+					violate(s, cnt, RULE_NAK_OPERATIONAL);
 					break;
 				default:
-					VIOLATE(AETH_SYNDROME);
+					violate(s, cnt, RULE_AETH_SYNDROME);
 				}
 				break;
 			default:
-				VIOLATE(AETH_SYNDROME);
+				violate(s, cnt, RULE_AETH_SYNDROME);
 			}
 		}
 	}
@@ -654,7 +655,7 @@ icrc:
 			cnt->total[TOTAL_ICRC_OK]++;
 		} else {
 			cnt->total[TOTAL_ICRC_BAD]++;
-			VIOLATE(ICRC);
+			violate(s, cnt, RULE_ICRC);
 		}
 	}
 
