@@ -8,6 +8,10 @@
 #ifndef ROCEVAL_BATCH_BPF_H
 #define ROCEVAL_BATCH_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "roceval.h"
+
 /*
  * The record header being read: captured length, wire length and the
  * capture time in nanoseconds since the epoch.  In map memory, not on the

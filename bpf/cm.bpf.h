@@ -2,7 +2,6 @@
 /*
  * RDMA CM: connections learned from their handshake (IBA ch. 12), and the
  * first packets of a learned connection judged against what it announced.
- * Included by roceval.bpf.c after flow.bpf.h.
  *
  * A REQ creates a connection keyed by (initiator address, Local
  * Communication ID); the REP completes it; RTU establishes it; DREQ starts
@@ -25,6 +24,8 @@
 #ifndef ROCEVAL_CM_BPF_H
 #define ROCEVAL_CM_BPF_H
 
+#include "batch.bpf.h"
+#include "frame.bpf.h"
 #include "roceval_cm.h"
 
 /* Set by the loader with the maps' sizes: the flow table's, as every connection has two flows. */

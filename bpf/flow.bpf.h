@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Stateful validation per queue pair (IBA 9.7, 9.8.3): PSN order,
- * message sequence, MSN, PMTU consistency.  Included by roceval.bpf.c after
- * the scratch and frame_info definitions.
+ * message sequence, MSN, PMTU consistency.
  *
  * The table is a preallocated hash with its own eviction ring rather than
  * the kernel's LRU hash: the LRU evicts silently and in batches, so nobody
@@ -14,6 +13,8 @@
  */
 #ifndef ROCEVAL_FLOW_BPF_H
 #define ROCEVAL_FLOW_BPF_H
+
+#include "frame.bpf.h"
 
 /* Set by the loader together with both maps' max_entries. */
 const volatile __u32 flow_capacity = ROCEVAL_DEFAULT_FLOWS;

@@ -18,125 +18,9 @@
 
 #include "roceval.h"
 #include "roceval_crc.bpf.h"
-
-#define ETH_HLEN 14
-#define ETH_P_IP 0x0800
-#define ETH_P_IPV6 0x86DD
-#define ETH_P_8021Q 0x8100
-#define ETH_P_8021AD 0x88A8
-#define IPPROTO_UDP_NR 17
-#define IPV6_NEXTHDR_FRAGMENT 44
-#define IPV4_HLEN 20
-#define IPV6_HLEN 40
-#define UDP_HLEN 8
+#include "frame.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/*
- * One frame body for both contexts: frame_body() is inlined into one global
- * function per context with `tc` a constant, so each keeps only the helper
- * its program type may call, and the validation cannot differ between them.
- */
-static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, __u32 len)
-{
-	return tc ? bpf_skb_load_bytes(ctx, off, to, len) : bpf_xdp_load_bytes(ctx, off, to, len);
-}
-
-static __always_inline __u32 frame_ifindex(void *ctx, bool tc)
-{
-	return tc ? ((struct __sk_buff *)ctx)->ifindex : ((struct xdp_md *)ctx)->ingress_ifindex;
-}
-
-/* What the flow table and the trace need of a validated frame, filled as it is parsed. */
-struct frame_info {
-	__u8 saddr[16]; /* IPv4 addresses use the first 4 bytes */
-	__u8 daddr[16];
-	__u32 dqpn;
-	__u32 psn;
-	__u32 payload; /* bytes between the headers and the pad */
-	__u32 dmalen;  /* RETH DMALen, when the opcode has a RETH */
-	__u32 aeth;    /* AETH syndrome << 24 | MSN, when the opcode has an AETH */
-	__u32 flow_qpn; /* the flow's QP: DestQP, or for mlx5 DC requests the sending DCI */
-	__u8 opcode;
-	__u8 ipv6;	 /* 16-byte addresses: IPv6, or the GIDs of a RoCEv1 GRH */
-	__u16 hdr_end;	 /* frame offset where the parsed headers end: a headers-only trace stops here */
-	__u8 has_bth;	 /* the fields above are from a parsed BTH */
-	__u8 headers_ok; /* opcode defined for its transport and all its headers present */
-	__u8 has_reth;
-	__u8 has_aeth;
-	__u8 icrc_checked;
-	__u8 dc;	 /* an RD-range opcode parsed as mlx5 DC */
-	__u8 pad[2];
-	__u32 icrc_expected;
-	__u32 icrc_found;
-};
-
-/* What the L2-L4 parse learned about a RoCE frame. */
-struct l4info {
-	__u32 l3;	/* offset of the IP header (RoCEv1: the GRH) from the frame start */
-	__u32 l4;	/* offset of the UDP header (RoCEv1: the BTH) */
-	__u32 iphl;	/* IP header length (IPv4 with options, or 40; the GRH is 40) */
-	__u32 iplen;	/* datagram length the IP header (or the GRH's PayLen) claims */
-	__u32 udplen;
-	__u8 ipv6;	/* 16-byte addresses: IPv6 or a GRH */
-	__u8 ecn;
-	__u8 fragment;
-	__u8 v1;	/* RoCEv1: no UDP, the BTH follows the GRH */
-};
-
-struct roceval_scratch {
-	struct frame_info fi;
-	/* in map memory, not on the stack: the frame's stack and the deepest call must fit in 512 bytes */
-	struct l4info li;
-	__u8 l2l4[ROCEVAL_L2L4_MAX];
-	/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
-	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
-	__u64 rules;	 /* rules the current frame broke */
-	struct roceval_flow_key flow_key;
-	struct roceval_flow flow_new; /* a new flow's initial value, too big for the stack */
-	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
-	__u32 pad;
-};
-
-/*
- * Per-CPU counters need no atomics: XDP runs with migration disabled, so a
- * CPU's slot is only ever written by the program instance running on it.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct roceval_counters);
-} counters SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct roceval_settings);
-} settings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct roceval_scratch);
-} scratch SEC(".maps");
-
-static __always_inline __u16 rd16(const __u8 *p)
-{
-	return (__u16)p[0] << 8 | p[1];
-}
-
-static __always_inline __u32 rd24(const __u8 *p)
-{
-	return (__u32)p[0] << 16 | (__u32)p[1] << 8 | p[2];
-}
-
-static __always_inline __u32 rd32(const __u8 *p)
-{
-	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
-}
 
 static __always_inline bool is_roce_port(const struct roceval_settings *cfg, __u16 dport)
 {
@@ -162,22 +46,6 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 		if (i < n && (cfg->pkeys[i] & 0x7FFF) == (pkey & 0x7FFF))
 			return true;
 	return false;
-}
-
-/*
- * The rules a frame broke are collected in the scratch map, not in a local:
- * a local bit mask is a known constant on every path, so each combination
- * of violations would be a distinct verifier state and nothing would prune.
- * A rule counts frames: one frame breaking it in two ways (PadCnt beyond
- * the payload and a length not a multiple of 4) counts once.
- */
-static __always_inline void violate(struct roceval_scratch *s, struct roceval_counters *cnt,
-				    enum roceval_rule r)
-{
-	if (!(s->rules & (1ULL << r))) {
-		s->rules |= 1ULL << r;
-		cnt->rule[r]++;
-	}
 }
 
 #include "flow.bpf.h"

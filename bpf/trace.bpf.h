@@ -13,6 +13,8 @@
 #ifndef ROCEVAL_TRACE_BPF_H
 #define ROCEVAL_TRACE_BPF_H
 
+#include "frame.bpf.h"
+
 #define TRACE_NSEC 1000000000ULL
 /* Idle longer than this and the bucket is simply full: keeps elapsed * rate in 64 bits. */
 #define TRACE_IDLE_FULL (1000 * TRACE_NSEC)
