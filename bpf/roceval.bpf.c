@@ -584,19 +584,5 @@ int roceval_tc(struct __sk_buff *skb)
 SEC("xdp.frags")
 int roceval_replay(struct xdp_md *ctx)
 {
-	__u32 total = bpf_xdp_get_buff_len(ctx);
-	__u32 off = 4, done = 0, nframes;
-
-	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
-		return 0;
-	replay_clock = true;
-	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES && i < nframes; i++) {
-		struct batch_rec r;
-
-		if (!batch_next(ctx, total, &off, &r))
-			break;
-		roceval_frame(ctx, r.off, r.len, r.wire);
-		done++;
-	}
-	return done;
+	return batch_walk(ctx, roceval_frame);
 }
