@@ -525,7 +525,12 @@ __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 	if (idle_s && (__s64)(now - e->last_ns) > (__s64)(idle_s * 1000000000ULL) &&
 	    cm_expired(c, cnt, e, fi->ipv6, now, idle_s * 1000000000ULL))
 		return pmtu;
-	e->last_ns = now;
+	/*
+	 * Idle time is judged in seconds: refreshing it once a second, not per
+	 * packet, keeps the end's cache line from bouncing between CPUs.
+	 */
+	if ((__s64)(now - e->last_ns) > 1000000000LL)
+		e->last_ns = now;
 
 	op = &roce_ops[fi->opcode & 0x1F];
 	if ((pkey ^ e->pkey) & 0x7FFF)
