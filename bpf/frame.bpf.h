@@ -88,7 +88,7 @@ struct roceval_scratch {
 	struct roceval_flow_key flow_key;
 	struct roceval_flow flow_new; /* a new flow's initial value, too big for the stack */
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
-	__u32 pad;
+	__u32 wire;	 /* the frame's length on the wire, once known */
 };
 
 /*
