@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +22,16 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cm.h"
 #include "cmd.h"
 #include "common.h"
-#include "json.h"
 #include "counters.h"
 #include "live.h"
 #include "loader.h"
+#include "sample.h"
 #include "settings.h"
-#include "wire.h"
 
 extern const struct command cmd_trace;
 
@@ -65,233 +63,11 @@ struct trace_iface {
 struct trace {
 	struct trace_iface ifs[MAX_IFACES];
 	int n;
-	bool json;
 	__u32 count; /* stop after this many samples; 0 = never */
 	__u32 seen;
-	FILE *pcap;
-	__s64 mono_to_real_ns; /* add to a bpf_ktime_get_ns() time for wall-clock nanoseconds */
+	struct capture pcap;
+	struct sample_output out;
 };
-
-/* ---- pcapng (https://www.ietf.org/archive/id/draft-ietf-opsawg-pcapng-02.html) ---- */
-
-#define PCAPNG_SHB 0x0A0D0D0A
-#define PCAPNG_IDB 0x00000001
-#define PCAPNG_EPB 0x00000006
-#define PCAPNG_OPT_COMMENT 1
-#define PCAPNG_OPT_IF_NAME 2
-#define PCAPNG_OPT_IF_TSRESOL 9
-#define LINKTYPE_ETHERNET 1
-
-static size_t pad4(size_t n)
-{
-	return (n + 3) & ~(size_t)3;
-}
-
-/* Appends one option (code, length, value padded to 4) at buf[*off]. */
-static void pcapng_opt(__u8 *buf, size_t *off, __u16 code, const void *val, __u16 len)
-{
-	memcpy(buf + *off, &code, 2);
-	memcpy(buf + *off + 2, &len, 2);
-	memcpy(buf + *off + 4, val, len);
-	memset(buf + *off + 4 + len, 0, pad4(len) - len);
-	*off += 4 + pad4(len);
-}
-
-/* Writes a block: type, total length, body, total length again. */
-static int pcapng_block(FILE *f, __u32 type, const __u8 *body, size_t len)
-{
-	__u32 total = 12 + len;
-
-	if (fwrite(&type, 4, 1, f) != 1 || fwrite(&total, 4, 1, f) != 1 ||
-	    (len && fwrite(body, len, 1, f) != 1) || fwrite(&total, 4, 1, f) != 1)
-		return -EIO;
-	return 0;
-}
-
-static int pcapng_header(FILE *f, const struct trace *t)
-{
-	__u8 buf[256];
-	size_t off = 0;
-	__u32 magic = 0x1A2B3C4D;
-	__u16 major = 1, minor = 0;
-	__s64 section_len = -1;
-	const char *app = "roceval " ROCEVAL_VERSION " trace";
-	int err;
-
-	memcpy(buf, &magic, 4);
-	memcpy(buf + 4, &major, 2);
-	memcpy(buf + 6, &minor, 2);
-	memcpy(buf + 8, &section_len, 8);
-	off = 16;
-	pcapng_opt(buf, &off, 4 /* shb_userappl */, app, strlen(app));
-	memset(buf + off, 0, 4); /* opt_endofopt */
-	off += 4;
-	err = pcapng_block(f, PCAPNG_SHB, buf, off);
-	/* one interface description per traced interface, in order: EPB interface ids */
-	for (int i = 0; i < t->n && !err; i++) {
-		__u16 link = LINKTYPE_ETHERNET, reserved = 0;
-		__u32 snaplen = 0; /* no limit */
-		__u8 tsresol = 9;  /* nanoseconds */
-
-		memcpy(buf, &link, 2);
-		memcpy(buf + 2, &reserved, 2);
-		memcpy(buf + 4, &snaplen, 4);
-		off = 8;
-		pcapng_opt(buf, &off, PCAPNG_OPT_IF_NAME, t->ifs[i].li.ifname, strlen(t->ifs[i].li.ifname));
-		pcapng_opt(buf, &off, PCAPNG_OPT_IF_TSRESOL, &tsresol, 1);
-		memset(buf + off, 0, 4);
-		off += 4;
-		err = pcapng_block(f, PCAPNG_IDB, buf, off);
-	}
-	return err;
-}
-
-static int pcapng_packet(FILE *f, __u32 ifidx, __u64 ts_ns, const __u8 *data, __u32 cap, __u32 len,
-			 const char *comment)
-{
-	size_t clen = strlen(comment), off;
-	__u32 hi = ts_ns >> 32, lo = (__u32)ts_ns;
-	__u8 *buf = calloc(1, 20 + pad4(cap) + 4 + pad4(clen) + 4);
-	int err;
-
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, &ifidx, 4);
-	memcpy(buf + 4, &hi, 4);
-	memcpy(buf + 8, &lo, 4);
-	memcpy(buf + 12, &cap, 4);
-	memcpy(buf + 16, &len, 4);
-	memcpy(buf + 20, data, cap);
-	off = 20 + pad4(cap);
-	if (clen)
-		pcapng_opt(buf, &off, PCAPNG_OPT_COMMENT, comment, clen);
-	memset(buf + off, 0, 4);
-	off += 4;
-	err = pcapng_block(f, PCAPNG_EPB, buf, off);
-	free(buf);
-	return err;
-}
-
-/* ---- decoding a sampled frame ---- */
-
-struct decoded {
-	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
-	__u16 sport, dport;
-	bool has_ip, has_bth;
-	__u8 saddr[16], daddr[16]; /* IPv4 in the first 4 bytes */
-	__u8 opcode;
-	__u32 dqpn, psn;
-	const __u8 *ip; /* the IP datagram in the sample */
-	__u32 ip_caplen;  /* its bytes in the sample */
-	__u32 ip_len;	  /* its length per the IP header */
-	bool ipv6;
-	bool v1; /* RoCEv1: GIDs for addresses, no UDP ports */
-};
-
-static void decode(const __u8 *f, __u32 cap, struct decoded *d)
-{
-	__u32 off = 14, l4 = 0;
-	__u16 proto;
-
-	memset(d, 0, sizeof(*d));
-	if (cap < 14)
-		return;
-	proto = get16(f + 12);
-	for (int i = 0; i < 2 && (proto == 0x8100 || proto == 0x88A8) && off + 4 <= cap; i++) {
-		proto = get16(f + off + 2);
-		off += 4;
-	}
-	if (proto == 0x0800 && off + 20 <= cap) {
-		inet_ntop(AF_INET, f + off + 12, d->src, sizeof(d->src));
-		inet_ntop(AF_INET, f + off + 16, d->dst, sizeof(d->dst));
-		memcpy(d->saddr, f + off + 12, 4);
-		memcpy(d->daddr, f + off + 16, 4);
-		l4 = off + (f[off] & 0x0F) * 4;
-		d->ip_len = get16(f + off + 2);
-	} else if (proto == 0x86DD && off + 40 <= cap) {
-		inet_ntop(AF_INET6, f + off + 8, d->src, sizeof(d->src));
-		inet_ntop(AF_INET6, f + off + 24, d->dst, sizeof(d->dst));
-		memcpy(d->saddr, f + off + 8, 16);
-		memcpy(d->daddr, f + off + 24, 16);
-		l4 = off + 40 + (f[off + 6] == 44 ? 8 : 0);
-		d->ip_len = 40 + get16(f + off + 4);
-		d->ipv6 = true;
-	} else if (proto == ROCE_ETH_P_ROCEV1 && off + ROCE_GRH_LEN <= cap) {
-		inet_ntop(AF_INET6, f + off + 8, d->src, sizeof(d->src));
-		inet_ntop(AF_INET6, f + off + 24, d->dst, sizeof(d->dst));
-		d->ip_len = ROCE_GRH_LEN + get16(f + off + 4);
-		d->ipv6 = d->v1 = true;
-	} else {
-		return;
-	}
-	d->has_ip = true;
-	d->ip = f + off;
-	d->ip_caplen = cap - off;
-	if (d->v1) {
-		l4 = off + ROCE_GRH_LEN; /* the BTH */
-	} else {
-		if (l4 + 8 > cap)
-			return;
-		d->sport = get16(f + l4);
-		d->dport = get16(f + l4 + 2);
-		l4 += 8;
-	}
-	if (l4 + ROCE_BTH_LEN > cap)
-		return;
-	d->has_bth = true;
-	d->opcode = f[l4];
-	d->dqpn = get24(f + l4 + 5);
-	d->psn = get24(f + l4 + 9);
-}
-
-/*
- * Why an ICRC might not match, when one explanation fits: the sender stored
- * it in the wrong byte order, or computed it without masking the variant
- * fields (or without the 8 bytes of 0xFF standing for the LRH).  The last
- * two need the whole datagram in the sample.
- */
-static const char *icrc_diagnosis(const struct roceval_trace_event *ev, const struct decoded *d)
-{
-	static const __u8 lrh[ROCE_LRH_MASK_LEN] = { 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF };
-	__u32 n;
-	uLong crc;
-
-	if (__builtin_bswap32(ev->icrc_expected) == ev->icrc_found)
-		return "stored byte-swapped";
-	if (!d->has_ip || d->ip_len < 4 || d->ip_len > d->ip_caplen)
-		return NULL;
-	n = d->ip_len - ROCE_ICRC_LEN;
-	crc = crc32(crc32(0, lrh, sizeof(lrh)), d->ip, n);
-	if ((__u32)crc == ev->icrc_found)
-		return "would match if the variant fields were not masked";
-	if (__builtin_bswap32((__u32)crc) == ev->icrc_found)
-		return "would match if the variant fields were not masked and the ICRC not byte-swapped";
-	return NULL;
-}
-
-static void rule_list(__u64 rules, char *buf, size_t len)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < RULE__COUNT && used < len; i++)
-		if (rules & (1ULL << i))
-			used += snprintf(buf + used, len - used, "%s%s", used ? "," : "", rule_ids[i]);
-}
-
-static void json_rule_list(__u64 rules)
-{
-	bool first = true;
-
-	putchar('[');
-	for (int i = 0; i < RULE__COUNT; i++) {
-		if (!(rules & (1ULL << i)))
-			continue;
-		printf("%s\"%s\"", first ? "" : ", ", rule_ids[i]);
-		first = false;
-	}
-	putchar(']');
-}
 
 static int trace_disarm(struct trace_iface *ti);
 
@@ -299,97 +75,14 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	struct trace_iface *ti = ctx;
 	struct trace *t = ti->t;
-	const struct roceval_trace_event *ev = data;
-	const __u8 *frame = (const __u8 *)(ev + 1);
-	char op[48] = "", rules[512], when[64], comment[640], icrc[192] = "", svc[64];
-	struct roceval_cm_end cm;
-	bool has_cm;
-	const char *diag = NULL;
-	struct decoded d;
-	__u32 cap;
-	__u64 real_ns;
-	time_t secs;
-	struct tm tm;
 
-	if (size < sizeof(*ev) || (t->count && t->seen >= t->count))
+	if (t->count && t->seen >= t->count)
 		return 0;
-	cap = ev->cap_len <= size - sizeof(*ev) ? ev->cap_len : size - sizeof(*ev);
-	decode(frame, cap, &d);
-	rule_list(ev->rules, rules, sizeof(rules));
-	if (d.has_bth)
-		roce_opcode_name(d.opcode, op, sizeof(op));
-	/* the application and the peer QP of a connection CM announced */
-	has_cm = d.has_bth && cm_end_lookup(ti->li.cm_ends_fd, d.saddr, d.daddr, d.ipv6, d.dqpn, &cm);
-	if (has_cm)
-		cm_service_name(cm.service_id, svc, sizeof(svc));
-	if ((ev->rules & (1ULL << RULE_ICRC)) && (ev->flags & ROCEVAL_EV_ICRC_CHECKED)) {
-		diag = icrc_diagnosis(ev, &d);
-		snprintf(icrc, sizeof(icrc), "; icrc expected 0x%08x found 0x%08x%s%s%s", ev->icrc_expected,
-			 ev->icrc_found, diag ? " (" : "", diag ?: "", diag ? ")" : "");
-	}
-	real_ns = ev->ts_ns + t->mono_to_real_ns;
-	secs = real_ns / 1000000000;
-
-	if (t->pcap == stdout) {
-		/* the pcapng goes to stdout: nothing else may */
-	} else if (t->json) {
-		gmtime_r(&secs, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-		printf("{\"time\": \"%s.%06ldZ\", \"interface\": ", when,
-		       (long)(real_ns % 1000000000 / 1000));
-		json_str(stdout, ti->li.ifname);
-		printf(", \"frame_len\": %u, \"cap_len\": %u", ev->frame_len, cap);
-		if (d.has_ip) {
-			fputs(", \"src\": ", stdout);
-			json_str(stdout, d.src);
-			fputs(", \"dst\": ", stdout);
-			json_str(stdout, d.dst);
-			if (d.v1)
-				fputs(", \"rocev1\": true", stdout);
-			else
-				printf(", \"sport\": %u, \"dport\": %u", d.sport, d.dport);
-		}
-		if (d.has_bth) {
-			printf(", \"opcode\": %u, \"opcode_name\": ", d.opcode);
-			json_str(stdout, op);
-			printf(", \"dqpn\": %u, \"psn\": %u", d.dqpn, d.psn);
-		}
-		if (has_cm) {
-			fputs(", \"service\": ", stdout);
-			json_str(stdout, svc);
-			printf(", \"peer_qpn\": %u", cm.peer_qpn);
-		}
-		fputs(", \"rules\": ", stdout);
-		json_rule_list(ev->rules);
-		if (ev->flags & ROCEVAL_EV_ICRC_CHECKED) {
-			printf(", \"icrc_expected\": \"0x%08x\", \"icrc_found\": \"0x%08x\"", ev->icrc_expected,
-			       ev->icrc_found);
-			if (diag) {
-				fputs(", \"icrc_diagnosis\": ", stdout);
-				json_str(stdout, diag);
-			}
-		}
-		puts("}");
-	} else {
-		localtime_r(&secs, &tm);
-		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-		printf("%s.%06ld %s ", when, (long)(real_ns % 1000000000 / 1000), ti->li.ifname);
-		if (d.has_ip && d.v1)
-			printf("%s > %s: RoCEv1 ", d.src, d.dst);
-		else if (d.has_ip)
-			printf("%s.%u > %s.%u: ", d.src, d.sport, d.dst, d.dport);
-		if (d.has_bth)
-			printf("%s dqpn 0x%06x psn %u, ", op, d.dqpn, d.psn);
-		if (has_cm)
-			printf("%s peer qp 0x%06x, ", svc, cm.peer_qpn);
-		printf("length %u: %s%s\n", ev->frame_len, rules, icrc);
-	}
-	if (t->pcap) {
-		snprintf(comment, sizeof(comment), "roceval: %s%s", rules, icrc);
-		if (pcapng_packet(t->pcap, ti->idx, real_ns, frame, cap, ev->frame_len, comment)) {
-			pr_warn("Couldn't write the pcapng file: %s", strerror(errno));
-			stop = SIGPIPE;
-		}
+	if (size < sizeof(struct roceval_trace_event))
+		return 0;
+	if (sample_report(&t->out, ti->li.ifname, ti->idx, ti->li.cm_ends_fd, data, size)) {
+		pr_warn("Couldn't write the pcapng file: %s", strerror(errno));
+		stop = SIGPIPE;
 	}
 	t->seen++;
 	if (t->count && t->seen >= t->count) {
@@ -581,7 +274,63 @@ static __s64 mono_to_real_offset_ns(void)
 	return (r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
 }
 
-static int do_trace(int argc, char **argv)
+/* The pcapng file, "-" for stdout, which then carries nothing else. */
+static int trace_pcap_open(struct trace *t, const char *path)
+{
+	const char *names[MAX_IFACES];
+	FILE *f = !strcmp(path, "-") ? stdout : fopen(path, "wb");
+
+	for (int i = 0; i < t->n; i++)
+		names[i] = t->ifs[i].li.ifname;
+	if (!f || capture_start(&t->pcap, f, true, "roceval " ROCEVAL_VERSION " trace", names, t->n)) {
+		int err = -errno;
+
+		pr_warn("Couldn't write %s: %s", path, strerror(errno));
+		if (f && f != stdout)
+			fclose(f);
+		return err ?: -EIO;
+	}
+	t->out.pcap = &t->pcap;
+	t->out.quiet = f == stdout;
+	return 0;
+}
+
+static int trace_option(struct trace *t, struct roceval_trace_filter *want, const char **pcap_path, int opt,
+			const char *arg, char **argv)
+{
+	switch (opt) {
+	case 'r':
+		return parse_rules(arg, &want->rules) ? EXIT_USAGE : 0;
+	case 'q':
+		if (!parse_u32(arg, 0xFFFFFF, &want->qpn))
+			return command_usage_error(&cmd_trace, "--qpn %s: expected a QP number 0-0xffffff", arg);
+		return 0;
+	case 'a':
+		if (parse_addr(arg, want))
+			return command_usage_error(&cmd_trace, "--addr %s: expected an IPv4 or IPv6 address", arg);
+		return 0;
+	case 'c':
+		if (!parse_u32(arg, 0xFFFFFFFF, &t->count) || !t->count)
+			return command_usage_error(&cmd_trace, "--count %s: expected a count from 1", arg);
+		return 0;
+	case 's':
+		if (!parse_u32(arg, ROCEVAL_MAX_SNAPLEN, &want->snaplen) || want->snaplen < 14)
+			return command_usage_error(&cmd_trace, "--snaplen %s: expected bytes, 14-%d", arg,
+						   ROCEVAL_MAX_SNAPLEN);
+		return 0;
+	case 'w':
+		*pcap_path = arg;
+		return 0;
+	case 'j':
+		t->out.json = true;
+		return 0;
+	}
+	return command_bad_option(&cmd_trace, opt, argv);
+}
+
+/* The filters, the output and at most one interface; 0 or EXIT_USAGE. */
+static int parse_options(int argc, char **argv, struct trace *t, struct roceval_trace_filter *want,
+			 const char **ifname, const char **pcap_path)
 {
 	static const struct option opts[] = {
 		{ "rule", required_argument, NULL, 'r' },  { "qpn", required_argument, NULL, 'q' },
@@ -589,123 +338,84 @@ static int do_trace(int argc, char **argv)
 		{ "snaplen", required_argument, NULL, 's' }, { "pcap", required_argument, NULL, 'w' },
 		{ "json", no_argument, NULL, 'j' },	   { NULL, 0, NULL, 0 },
 	};
-	static struct trace t;
-	struct roceval_trace_filter want = {};
-	struct ring_buffer *rb = NULL;
-	struct sigaction sa = { .sa_handler = on_signal };
-	char names[MAX_IFACES][IF_NAMESIZE];
-	const char *ifname = NULL, *pcap_path = NULL;
-	__u64 skipped = 0;
-	int opt, n, err = 0;
+	int opt, ret;
 
-	want.qpn = ROCEVAL_ANY_QPN;
-	want.snaplen = ROCEVAL_DEFAULT_SNAPLEN;
+	want->qpn = ROCEVAL_ANY_QPN;
+	want->snaplen = ROCEVAL_DEFAULT_SNAPLEN;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "r:q:a:c:s:w:j", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			if (parse_rules(optarg, &want.rules))
-				return EXIT_USAGE;
-			break;
-		case 'q':
-			if (!parse_u32(optarg, 0xFFFFFF, &want.qpn))
-				return command_usage_error(&cmd_trace, "--qpn %s: expected a QP number 0-0xffffff",
-							   optarg);
-			break;
-		case 'a':
-			if (parse_addr(optarg, &want))
-				return command_usage_error(&cmd_trace, "--addr %s: expected an IPv4 or IPv6 address",
-							   optarg);
-			break;
-		case 'c':
-			if (!parse_u32(optarg, 0xFFFFFFFF, &t.count) || !t.count)
-				return command_usage_error(&cmd_trace, "--count %s: expected a count from 1", optarg);
-			break;
-		case 's':
-			if (!parse_u32(optarg, ROCEVAL_MAX_SNAPLEN, &want.snaplen) || want.snaplen < 14)
-				return command_usage_error(&cmd_trace, "--snaplen %s: expected bytes, 14-%d", optarg,
-							   ROCEVAL_MAX_SNAPLEN);
-			break;
-		case 'w':
-			pcap_path = optarg;
-			break;
-		case 'j':
-			t.json = true;
-			break;
-		default:
-			return command_bad_option(&cmd_trace, argv);
-		}
-	}
+	while ((opt = getopt_long(argc, argv, ":r:q:a:c:s:w:j", opts, NULL)) != -1)
+		if ((ret = trace_option(t, want, pcap_path, opt, optarg, argv)))
+			return ret;
 	if (optind < argc)
-		ifname = argv[optind++];
+		*ifname = argv[optind++];
 	if (optind < argc)
 		return command_usage_error(&cmd_trace, "one interface at a time ('%s'?)", argv[optind]);
-	if (require_caps(true))
-		return 1;
+	return 0;
+}
+
+/* IFACE, or every attachment of this namespace; t->n counts those opened, each to be closed. */
+static int open_ifaces(struct trace *t, const char *ifname)
+{
+	char names[MAX_IFACES][IF_NAMESIZE];
+	int n = 1;
 
 	if (ifname) {
 		snprintf(names[0], IF_NAMESIZE, "%s", ifname);
-		n = 1;
 	} else {
 		n = live_list_local(names, MAX_IFACES);
 		if (n <= 0) {
 			pr_warn("no interface has roceval attached; see 'roceval help attach'");
-			return 1;
+			return -ENOENT;
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		struct trace_iface *ti = &t.ifs[t.n];
+		struct trace_iface *ti = &t->ifs[t->n];
 
 		ti->rb_fd = -1;
 		if (live_open_report(names[i], &ti->li)) {
-			err = -ENOENT;
-			goto out;
+			live_close(&ti->li); /* what it opened before failing */
+			return -ENOENT;
 		}
-		ti->t = &t;
-		ti->idx = t.n++;
+		ti->t = t;
+		ti->idx = t->n++;
 		if (ti->li.trace_rbs_fd < 0) {
 			pr_warn("%s: the attached program has no trace slots (attached by an older roceval?); "
 				"detach and attach again", ti->li.ifname);
-			err = -ENOTSUP;
-			goto out;
+			return -ENOTSUP;
 		}
 	}
-	if (pcap_path) {
-		t.pcap = !strcmp(pcap_path, "-") ? stdout : fopen(pcap_path, "wb");
-		if (!t.pcap || pcapng_header(t.pcap, &t)) {
-			err = -errno;
-			pr_warn("Couldn't write %s: %s", pcap_path, strerror(errno));
-			goto out;
-		}
-	}
+	return 0;
+}
 
-	/* from here on every way out goes through trace_disarm() */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGPIPE, &sa, NULL);
-	t.mono_to_real_ns = mono_to_real_offset_ns();
-	for (int i = 0; i < t.n && !err; i++) {
-		struct trace_iface *ti = &t.ifs[i];
+/* Takes a slot on every interface and gathers their ring buffers into one to poll. */
+static int arm_all(struct trace *t, const struct roceval_trace_filter *want, struct ring_buffer **rb)
+{
+	int err = 0;
 
-		err = trace_arm(ti, &want);
+	for (int i = 0; i < t->n && !err; i++) {
+		struct trace_iface *ti = &t->ifs[i];
+
+		err = trace_arm(ti, want);
 		if (err)
 			break;
-		if (!rb)
-			rb = ring_buffer__new(ti->rb_fd, on_event, ti, NULL);
-		else if (ring_buffer__add(rb, ti->rb_fd, on_event, ti))
+		if (!*rb)
+			*rb = ring_buffer__new(ti->rb_fd, on_event, ti, NULL);
+		else if (ring_buffer__add(*rb, ti->rb_fd, on_event, ti))
 			err = -errno;
-		if (!rb || err) {
+		if (!*rb || err) {
 			err = err ?: -errno;
 			pr_warn("Couldn't open the trace ring buffer of %s: %s", ti->li.ifname, strerror(-err));
 		}
 	}
-	if (err)
-		goto out;
-	/* stderr, so it never mixes with samples on stdout; scripts may wait for it */
-	fprintf(stderr, "roceval: tracing %s; Ctrl-C to stop\n", ifname ?: "every attached interface");
-	fflush(stderr);
+	return err;
+}
+
+/* Polls until --count, a signal or an error; then switches sampling off and reports the totals. */
+static int run_trace(struct trace *t, struct ring_buffer *rb, const char *pcap_path)
+{
+	__u64 skipped = 0;
+	int err = 0;
+
 	while (!err && !stop) {
 		int ret = ring_buffer__poll(rb, 200);
 
@@ -714,37 +424,78 @@ static int do_trace(int argc, char **argv)
 			pr_warn("Couldn't poll the trace ring buffer: %s", strerror(-ret));
 		}
 	}
-	for (int i = 0; i < t.n; i++) {
+	for (int i = 0; i < t->n; i++) {
 		struct roceval_counters c;
 
-		if (trace_disarm(&t.ifs[i]))
+		if (trace_disarm(&t->ifs[i]))
 			err = err ?: -EIO;
-		if (!counters_read(t.ifs[i].li.counters_fd, &c))
-			skipped += c.total[TOTAL_TRACE_SKIPPED] - t.ifs[i].skipped0;
+		if (!counters_read(t->ifs[i].li.counters_fd, &c))
+			skipped += c.total[TOTAL_TRACE_SKIPPED] - t->ifs[i].skipped0;
 	}
 	/* samples already in the ring when sampling stopped are still reported */
-	if (!err && (!t.count || t.seen < t.count))
+	if (!err && (!t->count || t->seen < t->count))
 		ring_buffer__consume(rb);
-	if (t.pcap && fflush(t.pcap)) {
+	if (t->pcap.f && fflush(t->pcap.f)) {
 		pr_warn("Couldn't write %s: %s", pcap_path, strerror(errno));
 		err = err ?: -EIO;
 	}
 	fflush(stdout);
-	fprintf(stderr, "%u sample%s, %llu skipped (rate limit or ring buffer full)\n", t.seen,
-		t.seen == 1 ? "" : "s", (unsigned long long)skipped);
-out:
-	for (int i = 0; i < t.n; i++) {
-		trace_disarm(&t.ifs[i]);
-		live_close(&t.ifs[i].li);
+	fprintf(stderr, "%u sample%s, %llu skipped (rate limit or ring buffer full)\n", t->seen,
+		t->seen == 1 ? "" : "s", (unsigned long long)skipped);
+	return err;
+}
+
+/* Every slot given back, every interface and file closed, however the trace ended. */
+static void trace_close(struct trace *t, struct ring_buffer *rb)
+{
+	for (int i = 0; i < t->n; i++) {
+		trace_disarm(&t->ifs[i]);
+		live_close(&t->ifs[i].li);
 	}
-	if (t.n < n)
-		live_close(&t.ifs[t.n].li);
 	ring_buffer__free(rb);
-	for (int i = 0; i < t.n; i++)
-		if (t.ifs[i].rb_fd >= 0)
-			close(t.ifs[i].rb_fd);
-	if (t.pcap && t.pcap != stdout)
-		fclose(t.pcap);
+	for (int i = 0; i < t->n; i++)
+		if (t->ifs[i].rb_fd >= 0)
+			close(t->ifs[i].rb_fd);
+	if (t->pcap.f && t->pcap.f != stdout)
+		fclose(t->pcap.f);
+}
+
+static int do_trace(int argc, char **argv)
+{
+	static struct trace t;
+	struct roceval_trace_filter want = {};
+	struct ring_buffer *rb = NULL;
+	struct sigaction sa = { .sa_handler = on_signal };
+	const char *ifname = NULL, *pcap_path = NULL;
+	int err;
+
+	err = parse_options(argc, argv, &t, &want, &ifname, &pcap_path);
+	if (err)
+		return err;
+	if (require_caps(true))
+		return 1;
+	err = open_ifaces(&t, ifname);
+	if (!err && pcap_path)
+		err = trace_pcap_open(&t, pcap_path);
+	if (err)
+		goto out;
+
+	/* from here on every way out goes through trace_disarm() */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	t.out.mono_to_real_ns = mono_to_real_offset_ns();
+	err = arm_all(&t, &want, &rb);
+	if (err)
+		goto out;
+	/* stderr, so it never mixes with samples on stdout; scripts may wait for it */
+	fprintf(stderr, "roceval: tracing %s; Ctrl-C to stop\n", ifname ?: "every attached interface");
+	fflush(stderr);
+	err = run_trace(&t, rb, pcap_path);
+out:
+	trace_close(&t, rb);
 	return err ? 1 : 0;
 }
 
