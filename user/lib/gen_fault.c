@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The generator's packets and faults: each planned packet is built from
+ * its description and the seed, gets at most one fault (drawn from the
+ * fault stream, among the faults it is eligible for, so that every fault
+ * is exactly one count of its rule), and is written.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "generator.h"
+#include "pktgen.h"
+#include "roceval_cm.h"
+#include "wire.h"
+
+#define FAULT_FIELD(e, opt, json, rule) { opt, json, rule },
+const struct gen_fault gen_faults[F__COUNT] = { GEN_FAULTS(FAULT_FIELD) };
+#undef FAULT_FIELD
+
+#define MUT_NAME(e, name) name,
+const char *const gen_mutation_names[M__COUNT] = { GEN_MUTATIONS(MUT_NAME) };
+#undef MUT_NAME
+
+static void fill_spec(struct gen *g, const struct conn *c, const struct desc *d, struct pkt_spec *s,
+		      uint8_t *payload, uint64_t *drng)
+{
+	int side = d->side;
+	bool cnp = d->opcode == ROCE_OPCODE_CNP;
+
+	memset(s, 0, sizeof(*s));
+	memcpy(s->src_mac, g->mac[side], 6);
+	memcpy(s->dst_mac, g->mac[!side], 6);
+	s->vlan = g->vlan;
+	s->ipv6 = c->ipv6;
+	memcpy(s->saddr, c->ipv6 ? g->addr6[side] : g->addr4[side], 16);
+	memcpy(s->daddr, c->ipv6 ? g->addr6[!side] : g->addr4[!side], 16);
+	/* DSCP 26 and ECT(0) for data; CNPs on their own class, not ECN-capable */
+	s->tos = cnp ? 48 << 2 : 26 << 2 | 2;
+	s->ttl = 64;
+	s->ip_id = g->ip_id[side]++;
+	s->flow_label = c->flow_label[side];
+	s->sport = c->sport[side];
+	s->opcode = d->opcode;
+	s->se = d->flags & DF_SE;
+	s->ackreq = d->flags & DF_ACKREQ;
+	s->migreq = !cnp && c->transport != ROCE_TR_UD;
+	s->becn = cnp;
+	s->pkey = g->pkey;
+	s->dqpn = c->qpn[!side];
+	s->psn = d->psn;
+	s->qkey = c->qkey;
+	s->src_qp = c->qpn[side];
+	s->va = rnd(drng) & ~7ULL; /* AtomicETH needs 8-byte alignment; RETH takes any */
+	s->rkey = (uint32_t)rnd(drng);
+	s->dmalen = d->dmalen;
+	s->aeth = d->aeth;
+	s->swap_add = rnd(drng);
+	s->compare = rnd(drng);
+	s->orig = rnd(drng);
+	s->imm = (uint32_t)rnd(drng);
+	for (uint32_t i = 0; i < d->len; i += 8) {
+		uint64_t v = rnd(drng);
+
+		memcpy(payload + i, &v, d->len - i < 8 ? d->len - i : 8);
+	}
+	s->payload = payload;
+	s->payload_len = d->len;
+	s->padcnt = -1;
+	s->pad_bytes = -1;
+}
+
+static bool fault_eligible(const struct gen *g, const struct conn *c, const struct desc *d, int f)
+{
+	const struct roce_op *op = &roce_ops[d->opcode & 0x1F];
+	bool cnp = d->opcode == ROCE_OPCODE_CNP;
+
+	if (d->flags & DF_CM) {
+		/* a CM MAD gets only the faults of what it announces */
+		if (d->flags & DF_CM_REJECTED)
+			return false;
+		if (f == F_START_PSN) /* counted by the first request to the side it announces for */
+			return (d->cm_attr == CM_ATTR_REQ && c->gets_request[0]) ||
+			       (d->cm_attr == CM_ATTR_REP && c->gets_request[1]);
+		return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ;
+	}
+	switch (f) {
+	case F_START_PSN:
+	case F_CM_PMTU:
+		return false;
+	case F_DROP:
+		/*
+		 * One lost SEND/WRITE packet is exactly one psn_gap: the flow's
+		 * first request only sets expectations, after its last one
+		 * nothing would notice, and a loss right after another loss
+		 * would merge into one gap.
+		 */
+		return (d->flags & DF_REQUEST) && !(d->flags & (DF_FIRST_REQ | DF_LAST_REQ)) &&
+		       (op->family == FAM_SEND || op->family == FAM_WRITE) && !c->prev_dropped[d->side];
+	case F_DUP:
+		/* a repeated ONLY is one psn_duplicate and keeps every message well formed */
+		return (d->flags & DF_REQUEST) && op->position == POS_ONLY;
+	case F_BAD_OPCODE:
+		return !cnp;
+	case F_BAD_PAD:
+		return !cnp && (d->len & 3);
+	case F_SE:
+		return !cnp && !(op->flags & OPF_SE_OK);
+	default:
+		return true;
+	}
+}
+
+/* A bit the ICRC protects and no other check reads: what a bad link or buffer would flip. */
+static void flip_invariant(uint8_t *fr, const struct pkt_layout *lay, uint8_t opcode, uint64_t *rng)
+{
+	struct { uint32_t off, len; uint8_t mask; } r[8];
+	const struct roce_op *op = &roce_ops[opcode & 0x1F];
+	uint32_t n = 0, total = 0, pick;
+
+	if (!lay->ipv6)
+		r[n++] = (typeof(r[0])){ lay->l3 + 4, 2, 0xFF }; /* IPv4 identification */
+	r[n++] = (typeof(r[0])){ lay->l4, 2, 0xFF };		   /* UDP source port */
+	r[n++] = (typeof(r[0])){ lay->bth + 1, 1, 0x40 };	   /* MigReq */
+	r[n++] = (typeof(r[0])){ lay->bth + 2, 2, 0xFF };	   /* P_Key: one flip keeps it valid */
+	r[n++] = (typeof(r[0])){ lay->bth + 8, 1, 0x80 };	   /* AckReq */
+	if (opcode != ROCE_OPCODE_CNP) {
+		if (op->reth_off != ROCE_NO_HDR) /* RETH VA and R_Key, not the DMA length */
+			r[n++] = (typeof(r[0])){ lay->xth + op->reth_off, 12, 0xFF };
+		if (op->atomic_off != ROCE_NO_HDR) /* R_Key and operands, not the VA's alignment */
+			r[n++] = (typeof(r[0])){ lay->xth + op->atomic_off + 8, 20, 0xFF };
+		if (lay->icrc > lay->payload) /* payload and pad */
+			r[n++] = (typeof(r[0])){ lay->payload, lay->icrc - lay->payload, 0xFF };
+	}
+	for (uint32_t i = 0; i < n; i++)
+		total += r[i].len;
+	pick = rnd_below(rng, total);
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t bits[8];
+		int nb = 0;
+
+		if (pick >= r[i].len) {
+			pick -= r[i].len;
+			continue;
+		}
+		for (int b = 0; b < 8; b++)
+			if (r[i].mask & (1u << b))
+				bits[nb++] = 1u << b;
+		fr[r[i].off + pick] ^= bits[rnd_below(rng, nb)];
+		return;
+	}
+}
+
+static enum mutation mutate_variant(uint8_t *fr, const struct pkt_layout *lay, bool cnp, uint64_t *rng)
+{
+	enum mutation cand[M__COUNT];
+	int n = 0;
+	uint8_t *ip = fr + lay->l3, *udp = fr + lay->l4, *bth = fr + lay->bth;
+	enum mutation m;
+
+	cand[n++] = M_TTL;
+	cand[n++] = M_DSCP;
+	if (!cnp) /* routers mark CE only on ECN-capable packets */
+		cand[n++] = M_ECN_CE;
+	cand[n++] = M_UDP_CSUM;
+	cand[n++] = M_FECN;
+	if (!cnp) /* a CNP has BECN set already */
+		cand[n++] = M_BECN;
+	if (lay->ipv6)
+		cand[n++] = M_FLOW_LABEL;
+	m = cand[rnd_below(rng, n)];
+
+	switch (m) {
+	case M_TTL: /* a few routed hops */
+		ip[lay->ipv6 ? 7 : 8] -= 1 + rnd_below(rng, 8);
+		break;
+	case M_DSCP: {
+		uint8_t tc = lay->ipv6 ? (ip[0] << 4 | ip[1] >> 4) : ip[1];
+		uint8_t dscp = ((tc >> 2) + 1 + rnd_below(rng, 63)) & 63;
+
+		tc = dscp << 2 | (tc & 3);
+		if (lay->ipv6) {
+			ip[0] = (ip[0] & 0xF0) | tc >> 4;
+			ip[1] = (ip[1] & 0x0F) | (tc & 0x0F) << 4;
+		} else {
+			ip[1] = tc;
+		}
+		break;
+	}
+	case M_ECN_CE:
+		if (lay->ipv6)
+			ip[1] |= 0x30;
+		else
+			ip[1] |= 0x03;
+		break;
+	case M_UDP_CSUM: {
+		uint16_t v = (udp[6] << 8 | udp[7]) + 1 + rnd_below(rng, 0xFFFE);
+
+		udp[6] = v >> 8;
+		udp[7] = v;
+		break;
+	}
+	case M_FECN:
+		bth[4] |= 0x80;
+		break;
+	case M_BECN:
+		bth[4] |= 0x40;
+		break;
+	case M_FLOW_LABEL:
+		ip[3] ^= 1 + rnd_below(rng, 255);
+		break;
+	default:
+		break;
+	}
+	pkt_ipv4_csum(fr, lay); /* as the router that made the change would */
+	return m;
+}
+
+static int send_reserved_opcode(struct gen *g, struct gen_out *o, const struct conn *c, const struct desc *d,
+				uint8_t *frame, uint8_t *payload, uint64_t *rng)
+{
+	unsigned int tr = d->opcode >> 5;
+	struct desc bad = *d;
+	struct conn alone = *c;
+	struct pkt_spec s;
+	struct pkt_layout lay;
+	uint32_t op;
+	size_t len;
+
+	do /* a reserved operation of this transport, as the opcode table defines it */
+		op = rnd_below(rng, 32);
+	while (roce_ops[op].transports & (1u << tr));
+	bad.opcode = tr << 5 | op;
+	bad.len = 4 * rnd_below(rng, 17);
+	bad.flags = 0;
+	/*
+	 * On a QP of its own: the stateful rules judge nothing on a flow's
+	 * first packet, so this frame breaks `opcode` and nothing else.
+	 */
+	alone.qpn[!d->side] = g->next_bad_qpn++ & ROCE_PSN_MASK;
+	fill_spec(g, &alone, &bad, &s, payload, rng);
+	s.psn = (uint32_t)rnd(rng) & ROCE_PSN_MASK;
+	len = pkt_build(&s, frame, PKT_MAX_FRAME, &lay);
+	return gen_out_frame(o, frame, len);
+}
+
+/* What roceval's payload rule (roce_ops[].payload, include/roceval_proto.h) says of `len` bytes under `pmtu`. */
+static bool payload_breaks_pmtu(const struct roce_op *op, uint32_t len, uint32_t pmtu)
+{
+	switch (op->payload) {
+	case PL_PMTU:
+		return len != pmtu;
+	case PL_LAST:
+		return len == 0 || len > pmtu;
+	case PL_ONLY:
+		return len > pmtu;
+	default:
+		return false;
+	}
+}
+
+static uint8_t cm_mtu_code(uint32_t pmtu)
+{
+	uint8_t code = 1;
+
+	while ((128u << code) < pmtu)
+		code++;
+	return code;
+}
+
+/* A CM MAD (IBA ch. 12) on UD QP1, with the fault `f` in what it announces. */
+static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d, int f,
+		   uint64_t *drng)
+{
+	static uint8_t frame[PKT_MAX_FRAME], mad[CM_MAD_LEN];
+	uint8_t *m = mad + CM_MAD_HDR_LEN;
+	/* the rejected attempt has its own communication id */
+	uint32_t comm = c->comm[0] ^ (d->flags & DF_CM_REJECTED ? 0x80000000u : 0);
+	uint32_t psn, pmtu = g->pmtu;
+	struct pkt_layout lay;
+	struct pkt_spec s;
+	size_t len;
+
+	fill_spec(g, c, d, &s, mad, drng);
+	memset(mad, 0, sizeof(mad));
+	mad[CM_MAD_BASE_VERSION] = 1;
+	mad[CM_MAD_CLASS] = CM_MGMT_CLASS;
+	mad[2] = 2; /* class version */
+	mad[3] = 3; /* Send */
+	/* connecting is one transaction, disconnecting another */
+	put64(mad + CM_MAD_TID, (uint64_t)comm << 1 | (d->cm_attr >= CM_ATTR_DREQ));
+	put16(mad + CM_MAD_ATTR, d->cm_attr);
+	switch (d->cm_attr) {
+	case CM_ATTR_REQ:
+		psn = c->psn0[1];
+		if (f == F_START_PSN)
+			psn += 1 + rnd_below(&g->fault_rng, 1000);
+		if (f == F_CM_PMTU)
+			pmtu = g->pmtu > 256 ? g->pmtu / 2 : 512;
+		if (!(d->flags & DF_CM_REJECTED))
+			c->cm_pmtu = pmtu;
+		put32(m + CM_LOCAL_COMM_ID, comm);
+		put64(m + CM_REQ_SERVICE_ID, GEN_CM_SERVICE_ID);
+		put32(m + CM_REQ_LOCAL_QPN, c->qpn[0] << 8 | 1);
+		put32(m + CM_REQ_START_PSN, (psn & ROCE_PSN_MASK) << 8 | 0x16 << 3 | 7);
+		put16(m + CM_REQ_PKEY, g->pkey);
+		m[CM_REQ_MTU_RNR] = cm_mtu_code(pmtu) << 4 | 7;
+		m[CM_REQ_MTU_RNR + 1] = 0xF0; /* max CM retries */
+		m[CM_REQ_ACK_TIMEOUT] = 0x13 << 3;
+		break;
+	case CM_ATTR_REP:
+		psn = c->psn0[0];
+		if (f == F_START_PSN)
+			psn += 1 + rnd_below(&g->fault_rng, 1000);
+		put32(m + CM_LOCAL_COMM_ID, c->comm[1]);
+		put32(m + CM_REMOTE_COMM_ID, comm);
+		put32(m + CM_REP_LOCAL_QPN, c->qpn[1] << 8);
+		put32(m + CM_REP_START_PSN, (psn & ROCE_PSN_MASK) << 8);
+		m[CM_REP_START_PSN + 4] = 1; /* responder resources */
+		m[CM_REP_START_PSN + 5] = 1; /* initiator depth */
+		m[CM_REP_START_PSN + 7] = 7 << 5; /* RNR retry count */
+		break;
+	case CM_ATTR_REJ:
+		put32(m + CM_REMOTE_COMM_ID, comm);
+		put16(m + CM_REJ_REASON, GEN_CM_REJ_REASON);
+		g->cm_rej++;
+		break;
+	case CM_ATTR_RTU:
+		g->cm_established++;
+		/* fall through */
+	case CM_ATTR_DREQ:
+		put32(m + CM_LOCAL_COMM_ID, comm);
+		put32(m + CM_REMOTE_COMM_ID, c->comm[1]);
+		if (d->cm_attr == CM_ATTR_DREQ)
+			put32(m + CM_DREQ_REMOTE_QPN, c->qpn[1] << 8);
+		break;
+	case CM_ATTR_DREP:
+		put32(m + CM_LOCAL_COMM_ID, c->comm[1]);
+		put32(m + CM_REMOTE_COMM_ID, comm);
+		break;
+	}
+	s.dqpn = s.src_qp = ROCE_GSI_QPN;
+	s.qkey = 0x80010000; /* the GSI's well-known Q_Key */
+	s.psn = 0;
+	len = pkt_build(&s, frame, sizeof(frame), &lay);
+	g->cm_mads++;
+	return gen_out_frame(o, frame, len);
+}
+
+int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
+{
+	static uint8_t frame[PKT_MAX_FRAME], payload[ROCE_PMTU_MAX + 8];
+	uint64_t drng = g->seed ^ (d->idx + 1) * 0xD1B54A32D192ED03ULL;
+	const struct roce_op *op = &roce_ops[d->opcode & 0x1F];
+	struct pkt_layout lay;
+	struct pkt_spec s;
+	int f = F_NONE, err;
+	double u = rnd_unit(&g->fault_rng), acc = 0;
+	size_t len;
+
+	for (int i = 0; i < F__COUNT; i++) {
+		if (!g->rate[i] || !fault_eligible(g, c, d, i))
+			continue;
+		acc += g->rate[i];
+		if (u < acc) {
+			f = i;
+			break;
+		}
+	}
+	if (d->flags & DF_REQUEST)
+		c->prev_dropped[d->side] = f == F_DROP;
+	if (f != F_NONE)
+		g->injected[f]++;
+	if (f == F_DROP) {
+		if (op->position == POS_FIRST || op->position == POS_LAST)
+			g->first_last_drops++;
+		return 0;
+	}
+
+	if (d->flags & DF_CM)
+		return send_cm(g, o, c, d, f, &drng);
+	/* a PMTU announced smaller or larger than the traffic's makes some payloads illegal */
+	if (c->cm_pmtu && c->cm_pmtu != g->pmtu && d->opcode >> 5 == ROCE_TR_RC &&
+	    payload_breaks_pmtu(op, d->len, c->cm_pmtu))
+		g->pmtu_breaks += f == F_DUP ? 2 : 1;
+	fill_spec(g, c, d, &s, payload, &drng);
+	if (f == F_BAD_PAD) /* the pad left out: the transport length is no multiple of 4 */
+		s.padcnt = s.pad_bytes = 0;
+	len = pkt_build(&s, frame, sizeof(frame), &lay);
+	switch (f) {
+	case F_CORRUPT_ICRC: {
+		uint32_t x = 1 + rnd_below(&g->fault_rng, 0xFFFFFFFE);
+
+		for (int i = 0; i < 4; i++)
+			frame[lay.icrc + i] ^= x >> (8 * i);
+		break;
+	}
+	case F_FLIP:
+		flip_invariant(frame, &lay, d->opcode, &g->fault_rng);
+		/* a connection's P_Key was negotiated: a flip in its partition bits breaks cm_pkey too */
+		if (c->cm_pmtu && d->opcode >> 5 == ROCE_TR_RC &&
+		    ((get16(frame + lay.bth + 2) ^ g->pkey) & 0x7FFF))
+			g->pkey_breaks++;
+		break;
+	case F_MUTATE:
+		g->mutated[mutate_variant(frame, &lay, d->opcode == ROCE_OPCODE_CNP, &g->fault_rng)]++;
+		break;
+	case F_SE:
+		frame[lay.bth + 1] |= 0x80;
+		pkt_finish(frame, &lay);
+		break;
+	default:
+		break;
+	}
+	if (d->opcode == ROCE_OPCODE_CNP)
+		g->cnp++;
+	err = gen_out_frame(o, frame, len);
+	if (!err && f == F_DUP)
+		err = gen_out_frame(o, frame, len);
+	if (!err && f == F_BAD_OPCODE)
+		err = send_reserved_opcode(g, o, c, d, frame, payload, &g->fault_rng);
+	return err;
+}
