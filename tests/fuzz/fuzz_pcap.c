@@ -1,34 +1,44 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libFuzzer target for the capture reading path of `roceval replay`: the
- * input is a pcap or pcapng file, handed to the real do_replay() through a
- * memfd, with the BPF side replaced by tests/fuzz/stub_replay.c.  Damaged
- * or hostile captures must give exit status 0 or 2 with a message, never a
- * crash or a read past the data.
+ * libFuzzer target for the capture reading path of `roceval replay`
+ * (user/lib/replay_file.c): the input is a pcap or pcapng file, opened
+ * through a memfd and run frame by frame, with the BPF side replaced by
+ * tests/fuzz/stub_replay.c.  A damaged or hostile capture must be refused
+ * with a message or read as far as it is sound, never crash or read past
+ * the data.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cmd.h"
 #include "fuzz_input.h"
-
-extern const struct command cmd_replay;
+#include "replay_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[64], arg0[] = "replay", arg1[] = "--json";
-	char *argv[] = { arg0, arg1, path, NULL };
-	int fd = fuzz_input_file(data, size, path, sizeof(path)), rc;
+	int fd = -1, err;
+	struct roceval_settings cfg = {};
+	struct replay_file f;
+	struct replay *r;
+	char path[64];
 
+	fd = fuzz_input_file(data, size, path, sizeof(path));
 	if (fd < 0)
 		return 0;
-	rc = cmd_replay.run(3, argv);
-	close(fd);
-	if (rc != 0 && rc != 2) {
-		fprintf(stderr, "replay exited %d\n", rc);
+	if (replay_file_open(&f, path)) {
+		close(fd);
+		return 0;
+	}
+	r = replay_new(&cfg);
+	err = r ? replay_file_run(&f, r) : -ENOMEM;
+	if (err && err != -ENOMEM) {
+		fprintf(stderr, "replay_file_run: %d\n", err);
 		abort();
 	}
+	replay_free(r);
+	replay_file_close(&f);
+	close(fd);
 	return 0;
 }

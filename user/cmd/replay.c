@@ -3,18 +3,17 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
-#include <pcap/pcap.h>
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "common.h"
-#include "cooked.h"
 #include "counters.h"
 #include "cm.h"
 #include "flows.h"
 #include "json.h"
-#include "replay.h"
+#include "replay_file.h"
 #include "settings.h"
 
 extern const struct command cmd_replay;
@@ -43,80 +42,52 @@ static const struct flow_entry *icrc_bad_both_ways(const struct roceval_counters
 	return flows_icrc_bad_both_ways(flows, nflows);
 }
 
-/*
- * The length of the frame as its L3 header tells it: Ethernet, up to two
- * VLAN tags, then the IP total length (IPv4), 40 + payload length (IPv6) or
- * 40 + PayLen (a RoCEv1 GRH).  0 when the captured bytes do not say.
- */
-static __u32 claimed_len(const unsigned char *d, __u32 caplen)
+/* What the command line asks beside the settings. */
+struct replay_opts {
+	bool json;
+	__u32 top, flow_entries;
+	char ports[64]; /* every --port so far: the ports setting takes the list */
+};
+
+static int replay_option(struct roceval_settings *cfg, struct replay_opts *o, int opt, const char *arg,
+			 char **argv)
 {
-	__u32 off = 12;
-	__u16 proto;
+	char msg[256];
 
-	for (int i = 0; i < 3; i++) {
-		if (off + 2 > caplen)
-			return 0;
-		proto = d[off] << 8 | d[off + 1];
-		if (proto != 0x8100 && proto != 0x88A8)
-			break;
-		off += 4;
-	}
-	off += 2;
-	if (proto == 0x0800 && off + 4 <= caplen)
-		return off + (d[off + 2] << 8 | d[off + 3]);
-	if ((proto == 0x86DD || proto == ROCE_ETH_P_ROCEV1) && off + 6 <= caplen)
-		return off + 40 + (d[off + 4] << 8 | d[off + 5]);
-	return 0;
-}
-
-/*
- * Some capture paths cut frames and record the cut length as the wire
- * length too, so the record alone says the frame was short on the wire.
- * One such record may be a frame really cut on the way; but when a
- * capture's longest records all stop at one length, many times over, while
- * their IP lengths say more, that length is a snap length the capture did
- * not record.  Returns that length, or 0.
- */
-#define SNAP_UNRECORDED_MIN 8
-
-static __u32 unrecorded_snaplen(const char *path)
-{
-	char errbuf[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *hdr;
-	const unsigned char *data;
-	unsigned long long cut = 0;
-	bool whole = false;
-	__u32 longest = 0;
-	struct to_ether conv;
-	pcap_t *pcap = pcap_open_offline(path, errbuf);
-
-	if (!pcap)
+	switch (opt) {
+	case 'j':
+		o->json = true;
 		return 0;
-	to_ether_init(&conv, pcap_datalink(pcap));
-	while (pcap_next_ex(pcap, &hdr, &data) == 1) {
-		__u32 caplen = hdr->caplen, wire = hdr->len;
-
-		data = to_ether_frame(&conv, data, &caplen, &wire);
-		if (!data)
-			break;
-		if (caplen > longest) {
-			longest = caplen;
-			cut = 0;
-			whole = false;
-		}
-		if (caplen != longest)
-			continue;
-		if (wire == caplen && claimed_len(data, caplen) > caplen)
-			cut++;
-		else
-			whole = true;
+	case 'm':
+		return set_or_usage(cfg, "pmtu", arg);
+	case 'k':
+		return set_or_usage(cfg, "pkeys", arg);
+	case 'p':
+		if (strlen(o->ports) + strlen(arg) + 2 > sizeof(o->ports))
+			return command_usage_error(&cmd_replay, "too many --port values");
+		if (*o->ports)
+			strcat(o->ports, ",");
+		strcat(o->ports, arg);
+		return set_or_usage(cfg, "ports", o->ports);
+	case 't':
+		if (!parse_u32(arg, 1000000, &o->top))
+			return command_usage_error(&cmd_replay, "--top %s: expected a number of flows", arg);
+		return 0;
+	case 'f':
+		if (!parse_flow_entries(arg, &o->flow_entries))
+			return command_usage_error(&cmd_replay, "--flows %s: expected 1 to %u table entries", arg,
+						   ROCEVAL_MAX_FLOW_ENTRIES);
+		return 0;
+	case 's':
+		if (settings_assign(cfg, arg, msg, sizeof(msg)))
+			return command_usage_error(&cmd_replay, "%s", msg);
+		return 0;
 	}
-	to_ether_free(&conv);
-	pcap_close(pcap);
-	return cut >= SNAP_UNRECORDED_MIN && !whole ? longest : 0;
+	return command_bad_option(&cmd_replay, opt, argv);
 }
 
-static int do_replay(int argc, char **argv)
+/* The options, then the one capture file; 0 or EXIT_USAGE. */
+static int parse_options(int argc, char **argv, struct roceval_settings *cfg, struct replay_opts *o)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },   { "pmtu", required_argument, NULL, 'm' },
@@ -125,191 +96,126 @@ static int do_replay(int argc, char **argv)
 		{ "top", required_argument, NULL, 't' },  { "flows", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct roceval_settings cfg;
-	struct roceval_counters c;
-	char errbuf[PCAP_ERRBUF_SIZE], ports[64] = "";
-	struct pcap_pkthdr *hdr;
-	const unsigned char *data;
-	struct to_ether conv;
-	struct replay *r = NULL;
-	struct flow_entry *flows = NULL;
-	__u32 top = 20, flow_entries = ROCEVAL_DEFAULT_FLOWS;
-	int nflows = 0, conns_fd, ends_fd, rej_fd;
-	bool json = false;
-	const char *path;
-	pcap_t *pcap;
-	int opt, ret, err = 0;
-	unsigned long long nframes = 0, nunrecorded = 0;
-	__u32 snap_unrecorded;
+	int opt, ret;
 
-	settings_defaults(&cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":jm:k:p:s:t:f:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 'm':
-			if ((ret = set_or_usage(&cfg, "pmtu", optarg)))
-				return ret;
-			break;
-		case 'k':
-			if ((ret = set_or_usage(&cfg, "pkeys", optarg)))
-				return ret;
-			break;
-		case 'p':
-			/* --port may be repeated; the ports setting takes the list */
-			if (strlen(ports) + strlen(optarg) + 2 > sizeof(ports))
-				return command_usage_error(&cmd_replay, "too many --port values");
-			if (*ports)
-				strcat(ports, ",");
-			strcat(ports, optarg);
-			if ((ret = set_or_usage(&cfg, "ports", ports)))
-				return ret;
-			break;
-		case 't':
-			if (!parse_u32(optarg, 1000000, &top))
-				return command_usage_error(&cmd_replay, "--top %s: expected a number of flows", optarg);
-			break;
-		case 'f':
-			if (!parse_flow_entries(optarg, &flow_entries))
-				return command_usage_error(&cmd_replay, "--flows %s: expected 1 to %u table entries",
-							   optarg, ROCEVAL_MAX_FLOW_ENTRIES);
-			break;
-		case 's': {
-			char msg[256];
-
-			if (settings_assign(&cfg, optarg, msg, sizeof(msg)))
-				return command_usage_error(&cmd_replay, "%s", msg);
-			break;
-		}
-		case ':':
-			return command_usage_error(&cmd_replay, "option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (!strncmp(argv[optind - 1], "--", 2))
-				return command_bad_option(&cmd_replay, argv);
-			return command_usage_error(&cmd_replay, "unknown option '-%c'", optopt);
-		}
-	}
+	while ((opt = getopt_long(argc, argv, ":jm:k:p:s:t:f:", opts, NULL)) != -1)
+		if ((ret = replay_option(cfg, o, opt, optarg, argv)))
+			return ret;
 	if (optind != argc - 1)
 		return command_usage_error(&cmd_replay, optind == argc ? "a capture file is required"
 								       : "one capture file at a time");
-	path = argv[optind];
+	return 0;
+}
 
-	pcap = pcap_open_offline(path, errbuf);
-	if (!pcap) {
-		size_t plen = strlen(path);
+/* What the program learned, read back once the capture has run. */
+struct replay_result {
+	struct roceval_counters c;
+	struct flow_entry *flows;
+	int nflows, conns_fd, ends_fd, rej_fd;
+};
 
-		/* libpcap names the file itself in some messages, not in others */
-		if (!strncmp(errbuf, path, plen) && !strncmp(errbuf + plen, ": ", 2))
-			pr_warn("%s", errbuf);
-		else
-			pr_warn("%s: %s", path, errbuf);
-		return EXIT_USAGE;
+static int collect(struct replay *r, struct replay_result *res)
+{
+	int err = replay_counters(r, &res->c);
+
+	if (err)
+		return err;
+	replay_cm_fds(r, &res->conns_fd, &res->ends_fd, &res->rej_fd);
+	res->nflows = flows_collect(replay_flows_fd(r), &res->flows);
+	if (res->nflows < 0) {
+		pr_warn("Couldn't read the flow table: %s", strerror(-res->nflows));
+		return res->nflows;
 	}
-	if (!to_ether_supported(pcap_datalink(pcap))) {
-		pr_warn("%s: link type %s is not Ethernet; roceval reads Ethernet and Linux cooked "
-			"(LINUX_SLL, LINUX_SLL2) captures only",
-			path, pcap_datalink_val_to_name(pcap_datalink(pcap)) ?: "unknown");
-		pcap_close(pcap);
+	cm_annotate(res->ends_fd, res->flows, res->nflows);
+	return 0;
+}
+
+static void print_json(const struct replay_result *res, const struct replay_opts *o,
+		       const struct flow_entry *both_ways)
+{
+	struct json_writer w;
+
+	json_init(&w, stdout);
+	json_object_begin(&w, NULL);
+	counters_json(&w, &res->c);
+	json_bool(&w, "icrc_all_bad_both_directions", both_ways);
+	cm_rej_json(&w, res->rej_fd);
+	cm_connections_json(&w, res->conns_fd);
+	flows_json(&w, res->flows, res->nflows, o->top);
+	json_object_end(&w);
+	json_end(&w);
+}
+
+static void print_text(const struct replay_result *res, const struct replay_opts *o,
+		       const struct flow_entry *both_ways, const struct replay_file *f)
+{
+	const struct roceval_counters *c = &res->c;
+	char hosts[2 * INET6_ADDRSTRLEN + 8];
+
+	printf("%s: %llu frames, %d flows\n", f->path, f->frames, res->nflows);
+	if (both_ways)
+		printf("note: all %llu ICRCs checked failed, both ways between %s: usually a capture "
+		       "taken before the NIC inserts the ICRC, or a capture path that rewrites "
+		       "frames; the bytes in the file are bad, the fabric may be fine\n",
+		       (unsigned long long)c->total[TOTAL_ICRC_BAD], flow_hosts(&both_ways->key, hosts, sizeof(hosts)));
+	if (c->total[TOTAL_SNAPPED])
+		printf("snapped: %llu of the %llu frames were cut by the capture, not on the wire:"
+		       " judged on the bytes kept, ICRC not checked\n",
+		       (unsigned long long)c->total[TOTAL_SNAPPED], f->frames);
+	if (f->unrecorded)
+		printf("snapped: %llu frames stop at %u bytes, the capture's longest, though their"
+		       " IP lengths say more: the capture cut them and recorded the cut as their"
+		       " wire length\n",
+		       f->unrecorded, f->snap_unrecorded);
+	putchar('\n');
+	counters_print_table(stdout, c, NULL, NULL, 1);
+	flows_print_table(stdout, res->flows, res->nflows, o->top);
+}
+
+static int do_replay(int argc, char **argv)
+{
+	struct replay_opts o = { .top = 20, .flow_entries = ROCEVAL_DEFAULT_FLOWS };
+	struct replay_result res = {};
+	struct roceval_settings cfg;
+	struct replay_file f;
+	struct replay *r;
+	int err;
+
+	settings_defaults(&cfg);
+	err = parse_options(argc, argv, &cfg, &o);
+	if (err)
+		return err;
+	if (replay_file_open(&f, argv[optind]))
 		return EXIT_USAGE;
-	}
 	if (require_caps(false)) {
-		pcap_close(pcap);
+		replay_file_close(&f);
 		return 1;
 	}
-	/* standard input cannot be read twice */
-	snap_unrecorded = strcmp(path, "-") ? unrecorded_snaplen(path) : 0;
-	roceval_set_flow_entries(flow_entries);
+	roceval_set_flow_entries(o.flow_entries);
 	r = replay_new(&cfg);
 	if (!r) {
-		pcap_close(pcap);
+		replay_file_close(&f);
 		return 1;
 	}
-	to_ether_init(&conv, pcap_datalink(pcap));
-	while ((ret = pcap_next_ex(pcap, &hdr, &data)) == 1) {
-		__u32 caplen = hdr->caplen, wire = hdr->len;
-
-		data = to_ether_frame(&conv, data, &caplen, &wire);
-		if (!data) {
-			pr_warn("Couldn't allocate a frame buffer: %s", strerror(ENOMEM));
-			err = -ENOMEM;
-			break;
-		}
-		if (snap_unrecorded && caplen == snap_unrecorded && wire == caplen &&
-		    claimed_len(data, caplen) > caplen) {
-			wire = ROCEVAL_WIRE_UNKNOWN;
-			nunrecorded++;
-		}
-		err = replay_frame(r, data, caplen, wire,
-				   hdr->ts.tv_sec * 1000000000ULL + hdr->ts.tv_usec * 1000ULL);
-		if (err)
-			break;
-		nframes++;
-	}
-	to_ether_free(&conv);
-	if (!err)
-		err = replay_flush(r);
-	if (!err)
-		err = replay_counters(r, &c);
-	if (!err) {
-		replay_cm_fds(r, &conns_fd, &ends_fd, &rej_fd);
-		nflows = flows_collect(replay_flows_fd(r), &flows);
-		if (nflows < 0) {
-			pr_warn("Couldn't read the flow table: %s", strerror(-nflows));
-			err = nflows;
-		} else {
-			cm_annotate(ends_fd, flows, nflows);
-		}
-	}
+	err = replay_file_run(&f, r) ?: collect(r, &res);
 	if (!err) {
 		/* one flow of the two hosts, for the note */
-		const struct flow_entry *both_ways = icrc_bad_both_ways(&c, flows, nflows);
+		const struct flow_entry *both_ways = icrc_bad_both_ways(&res.c, res.flows, res.nflows);
 
-		if (json) {
-			struct json_writer w;
-
-			json_init(&w, stdout);
-			json_object_begin(&w, NULL);
-			counters_json(&w, &c);
-			json_bool(&w, "icrc_all_bad_both_directions", both_ways);
-			cm_rej_json(&w, rej_fd);
-			cm_connections_json(&w, conns_fd);
-			flows_json(&w, flows, nflows, top);
-			json_object_end(&w);
-			json_end(&w);
-		} else {
-			char hosts[2 * INET6_ADDRSTRLEN + 8];
-
-			printf("%s: %llu frames, %d flows\n", path, nframes, nflows);
-			if (both_ways)
-				printf("note: all %llu ICRCs checked failed, both ways between %s: usually a capture "
-				       "taken before the NIC inserts the ICRC, or a capture path that rewrites "
-				       "frames; the bytes in the file are bad, the fabric may be fine\n",
-				       (unsigned long long)c.total[TOTAL_ICRC_BAD],
-				       flow_hosts(&both_ways->key, hosts, sizeof(hosts)));
-			if (c.total[TOTAL_SNAPPED])
-				printf("snapped: %llu of the %llu frames were cut by the capture, not on the wire:"
-				       " judged on the bytes kept, ICRC not checked\n",
-				       (unsigned long long)c.total[TOTAL_SNAPPED], nframes);
-			if (nunrecorded)
-				printf("snapped: %llu frames stop at %u bytes, the capture's longest, though their"
-				       " IP lengths say more: the capture cut them and recorded the cut as their"
-				       " wire length\n",
-				       nunrecorded, snap_unrecorded);
-			putchar('\n');
-			counters_print_table(stdout, &c, NULL, NULL, 1);
-			flows_print_table(stdout, flows, nflows, top);
-		}
+		if (o.json)
+			print_json(&res, &o, both_ways);
+		else
+			print_text(&res, &o, both_ways, &f);
 	}
-	free(flows);
-	if (!err && ret == PCAP_ERROR) {
+	free(res.flows);
+	if (!err && f.damaged) {
 		/* The counters above cover every frame before the damage. */
-		pr_warn("%s: capture damaged after %llu frames: %s", path, nframes, pcap_geterr(pcap));
+		pr_warn("%s", f.damage);
 		err = -EINVAL;
 	}
 	replay_free(r);
-	pcap_close(pcap);
+	replay_file_close(&f);
 	if (err == -EINVAL)
 		return EXIT_USAGE;
 	return err ? 1 : 0;
