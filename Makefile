@@ -178,7 +178,7 @@ $(OUTPUT)/bench_pass.skel.h: $(OUTPUT)/bench_pass.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name bench_pass_bpf > $@
 
-$(OUTPUT)/cmd/bench.o: $(OUTPUT)/bench_pass.skel.h
+$(OUTPUT)/cmd/bench.o $(OUTPUT)/cmd/bench_live.o: $(OUTPUT)/bench_pass.skel.h
 
 # Per-frame costs (as root): baseline, headers only, full ICRC, zlib; duplicate and steady paths.
 bench: $(BIN)

@@ -11,32 +11,28 @@
  * PSNs (and so their own ICRCs), timed per batch and divided by its frames.
  */
 #include <errno.h>
-#include <sched.h>
-#include <spawn.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
-#include <arpa/inet.h>
-#include <net/if.h>
-#include <sys/wait.h>
-#include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bench_frame.h"
+#include "bench_live.h"
 #include "cmd.h"
 #include "common.h"
 #include "counters.h"
+#include "json.h"
 #include "loader.h"
+#include "pktgen.h"
 #include "settings.h"
+#include "wire.h"
 #include "bench_pass.skel.h"
 
 extern const struct command cmd_bench;
 
-#define OP_RC_SEND_ONLY 0x04
-#define OP_RC_ACKNOWLEDGE 0x11
-#define FRAME_MAX 8192
 /* icrc_sample for the header path alone: the ICRC is never checked in a run. */
 #define SAMPLE_NEVER "1000000000"
 /* The steady flows' DestQPs: apart from the single-frame runs' (1-8). */
@@ -46,124 +42,18 @@ extern const struct command cmd_bench;
 
 static const unsigned int payloads[] = { 0, 256, 1024, 4096 };
 /* The icrc_sample cost curve, steady path. */
-static const unsigned int sample_curve[] = { 1, 2, 8, 64 };
-#define NCURVE (sizeof(sample_curve) / sizeof(sample_curve[0]))
+static const unsigned int sample_curve[NCURVE] = { 1, 2, 8, 64 };
 static const unsigned int sweep_flows[] = { 1, 1024, 65536 };
 #define NSWEEP (sizeof(sweep_flows) / sizeof(sweep_flows[0]))
 
-/* Single-frame runs (duplicate path), then the steady path with the icrc_sample curve. */
-enum { BASELINE, HEADERS, FULL, ZLIB, S_BASELINE, S_HEADERS, S_CURVE, NMEASURE = S_CURVE + NCURVE };
 #define S_FULL S_CURVE /* sample_curve[0] is 1: every ICRC checked */
-
-struct frame {
-	unsigned int payload;
-	bool ipv6;
-	size_t len;		/* Ethernet header to ICRC */
-	size_t bth;		/* offset of the BTH in data */
-	size_t icrc_len;	/* bytes the ICRC covers */
-	unsigned char data[FRAME_MAX];
-	unsigned char icrc_in[FRAME_MAX]; /* 8 x 0xFF and the masked datagram */
-	double ns[NMEASURE];
-};
-
-static __u16 ipv4_csum(const unsigned char *h)
-{
-	__u32 sum = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		sum += h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	return ~sum;
-}
-
-/*
- * A valid frame the program takes its longest path through: RC SEND_ONLY
- * with `payload` bytes, or an RC ACK for payload 0 (the commonest frame
- * without one), with a correct ICRC.
- */
-static void frame_build(struct frame *f, unsigned int payload, bool ipv6, unsigned int seed)
-{
-	static const unsigned char mac[12] = { 2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1 };
-	unsigned int iphl = ipv6 ? 40 : 20, xth = payload ? 0 : ROCE_AETH_LEN;
-	unsigned int udplen = 8 + ROCE_BTH_LEN + xth + payload + ROCE_ICRC_LEN;
-	unsigned char *ip = f->data + 14, *udp = ip + iphl, *bth = udp + 8, *p;
-	unsigned char *m = f->icrc_in + ROCE_LRH_MASK_LEN;
-	__u32 crc;
-
-	memset(f, 0, sizeof(*f));
-	f->payload = payload;
-	f->ipv6 = ipv6;
-	memcpy(f->data, mac, 12);
-	if (ipv6) {
-		static const unsigned char src[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
-		static const unsigned char dst[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
-
-		f->data[12] = 0x86, f->data[13] = 0xDD;
-		ip[0] = 0x60;
-		ip[4] = udplen >> 8, ip[5] = udplen;
-		ip[6] = 17, ip[7] = 64;
-		memcpy(ip + 8, src, 16);
-		memcpy(ip + 24, dst, 16);
-	} else {
-		__u16 csum;
-
-		f->data[12] = 0x08, f->data[13] = 0x00;
-		ip[0] = 0x45;
-		ip[2] = (iphl + udplen) >> 8, ip[3] = iphl + udplen;
-		ip[6] = 0x40; /* DF */
-		ip[8] = 64, ip[9] = 17;
-		ip[12] = 192, ip[14] = 2, ip[15] = 1;
-		ip[16] = 192, ip[18] = 2, ip[19] = 2;
-		csum = ipv4_csum(ip);
-		ip[10] = csum >> 8, ip[11] = csum;
-	}
-	udp[0] = 0xC0, udp[1] = 0x00; /* 49152 */
-	udp[2] = ROCE_UDP_PORT >> 8, udp[3] = ROCE_UDP_PORT & 0xFF;
-	udp[4] = udplen >> 8, udp[5] = udplen;
-	bth[0] = payload ? OP_RC_SEND_ONLY : OP_RC_ACKNOWLEDGE;
-	bth[1] = 0x40; /* MigReq, as ConnectX sends it */
-	bth[2] = 0xFF, bth[3] = 0xFF;
-	bth[7] = seed;	/* a DestQP per frame: one flow each, no PSN repeats across them */
-	bth[11] = 0x01; /* PSN 1 */
-	p = bth + ROCE_BTH_LEN + xth; /* an ACK's AETH is all zeros: ACK, MSN 0 */
-	srand(seed);
-	for (unsigned int i = 0; i < payload; i++)
-		p[i] = rand();
-
-	memset(f->icrc_in, 0xFF, ROCE_LRH_MASK_LEN);
-	memcpy(m, ip, iphl + udplen - ROCE_ICRC_LEN);
-	if (ipv6) {
-		m[0] |= 0x0F;
-		m[1] = m[2] = m[3] = m[7] = 0xFF;
-	} else {
-		m[1] = m[8] = m[10] = m[11] = 0xFF;
-	}
-	m[iphl + 6] = m[iphl + 7] = 0xFF;
-	m[iphl + 8 + 4] = 0xFF;
-	f->icrc_len = ROCE_LRH_MASK_LEN + iphl + udplen - ROCE_ICRC_LEN;
-	crc = crc32(0, f->icrc_in, f->icrc_len);
-	p += payload;
-	p[0] = crc, p[1] = crc >> 8, p[2] = crc >> 16, p[3] = crc >> 24;
-	f->len = p + 4 - f->data;
-	f->bth = bth - f->data;
-}
 
 /* Makes the frame one of DestQP qpn with PSN psn, with its ICRC to match. */
 static void frame_seq(struct frame *f, __u32 qpn, __u32 psn)
 {
-	unsigned char *bths[2] = { f->data + f->bth, f->icrc_in + ROCE_LRH_MASK_LEN + f->bth - 14 };
-	unsigned char *icrc = f->data + f->len - ROCE_ICRC_LEN;
-	__u32 crc;
-
-	for (int i = 0; i < 2; i++) {
-		unsigned char *b = bths[i];
-
-		b[5] = qpn >> 16, b[6] = qpn >> 8, b[7] = qpn;
-		b[9] = psn >> 16, b[10] = psn >> 8, b[11] = psn;
-	}
-	crc = crc32(0, f->icrc_in, f->icrc_len);
-	icrc[0] = crc, icrc[1] = crc >> 8, icrc[2] = crc >> 16, icrc[3] = crc >> 24;
+	put24(f->data + f->lay.bth + 5, qpn);
+	put24(f->data + f->lay.bth + 9, psn);
+	pkt_finish(f->data, &f->lay);
 }
 
 /*
@@ -383,56 +273,72 @@ static int warm_stream(int prog_fd, struct batch *b, struct stream *st)
 	return run_stream(prog_fd, b, st, st->flows, &ns);
 }
 
+
+/* What the per-frame measurements run: the programs, the settings they share and a batch buffer. */
+struct progs {
+	int settings_fd, roceval_fd, replay_fd, pass_fd, walk_fd;
+	struct roceval_settings cfg;
+	struct batch *b;
+};
+
 /*
- * The thread stays on one CPU: the program's icrc_sample countdown is per
- * CPU, and the flows are meant to be those of one CPU's traffic.
+ * One round of every figure for one frame: the single-frame runs, zlib,
+ * then its steady stream (st) and the baseline's (st + 1).  Figure m goes
+ * to ns[m * stride].
  */
-static void pin_cpu(void)
+static int measure_frame(struct progs *p, struct frame *f, struct stream *st, unsigned int repeat, double *ns,
+			 size_t stride)
 {
-	int cpu = sched_getcpu();
-	cpu_set_t one;
+	int err = run_prog(p->pass_fd, f, repeat, &ns[BASELINE * stride]);
 
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	sched_setaffinity(0, sizeof(one), &one);
-}
+	/* ICRC sampled so rarely that it is never checked here: the header path alone. */
+	if (!err)
+		err = set_icrc_sample(p->settings_fd, &p->cfg, SAMPLE_NEVER);
+	if (!err)
+		err = run_prog(p->roceval_fd, f, repeat, &ns[HEADERS * stride]);
+	if (!err)
+		err = set_icrc_sample(p->settings_fd, &p->cfg, "1");
+	if (!err)
+		err = run_prog(p->roceval_fd, f, repeat, &ns[FULL * stride]);
+	ns[ZLIB * stride] = zlib_ns(f, repeat);
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
+	if (!err)
+		err = run_stream(p->walk_fd, p->b, st + 1, repeat, &ns[S_BASELINE * stride]);
+	if (!err)
+		err = set_icrc_sample(p->settings_fd, &p->cfg, SAMPLE_NEVER);
+	if (!err)
+		err = run_stream(p->replay_fd, p->b, st, repeat, &ns[S_HEADERS * stride]);
+	for (unsigned int c = 0; c < NCURVE && !err; c++) {
+		char n[16];
 
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		snprintf(n, sizeof(n), "%u", sample_curve[c]);
+		err = set_icrc_sample(p->settings_fd, &p->cfg, n);
+		if (!err)
+			err = run_stream(p->replay_fd, p->b, st, repeat, &ns[(S_CURVE + c) * stride]);
+	}
+	return err;
 }
 
 static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct frame *frames,
 		   int nframes, unsigned int repeat, unsigned int rounds)
 {
-	int settings_fd = bpf_map__fd(skel->maps.settings);
-	int roceval_fd = bpf_program__fd(skel->progs.roceval_xdp);
-	int replay_fd = bpf_program__fd(skel->progs.roceval_replay);
-	int pass_fd = bpf_program__fd(pass->progs.bench_pass);
-	int walk_fd = bpf_program__fd(pass->progs.bench_walk);
-	struct roceval_settings cfg;
-	struct stream *streams;
-	struct batch *b;
-	double *samples;
+	struct progs p = {
+		.settings_fd = bpf_map__fd(skel->maps.settings),
+		.roceval_fd = bpf_program__fd(skel->progs.roceval_xdp),
+		.replay_fd = bpf_program__fd(skel->progs.roceval_replay),
+		.pass_fd = bpf_program__fd(pass->progs.bench_pass),
+		.walk_fd = bpf_program__fd(pass->progs.bench_walk),
+		.b = malloc(sizeof(struct batch)),
+	};
+	struct stream *streams = calloc(2 * nframes, sizeof(*streams));
+	/* frame i's figure m of round r at samples[(i * NMEASURE + m) * rounds + r] */
+	double *samples = calloc((size_t)nframes * NMEASURE * rounds, sizeof(*samples));
 	int err = 0;
 
-	streams = calloc(2 * nframes, sizeof(*streams));
-	b = malloc(sizeof(*b));
-	if (!streams || !b) {
-		free(streams);
-		free(b);
+	if (!streams || !p.b || !samples) {
 		pr_warn("Couldn't allocate the batches: %s", strerror(errno));
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
 	/* Per frame: the stream roceval sees, and one for the baseline that must not take its PSNs. */
 	for (int i = 0; i < nframes; i++) {
@@ -441,59 +347,23 @@ static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct
 		streams[2 * i].flows = 1;
 		streams[2 * i + 1] = streams[2 * i];
 	}
-	err = set_icrc_sample(settings_fd, &cfg, "1");
+	err = set_icrc_sample(p.settings_fd, &p.cfg, "1");
 	for (int i = 0; i < nframes && !err; i++)
-		err = warm_stream(replay_fd, b, &streams[2 * i]);
-
-	samples = calloc((size_t)nframes * NMEASURE * rounds, sizeof(*samples));
-	if (!samples) {
-		pr_warn("Couldn't allocate the samples: %s", strerror(errno));
-		err = -ENOMEM;
-	}
-#define SAMPLE(f, m, r) samples[((size_t)(f) * NMEASURE + (m)) * rounds + (r)]
+		err = warm_stream(p.replay_fd, p.b, &streams[2 * i]);
 	/* Rounds outside, so drift of the machine spreads over every figure alike. */
-	for (unsigned int r = 0; r < rounds && !err; r++) {
-		for (int i = 0; i < nframes && !err; i++) {
-			struct frame *f = &frames[i];
-			struct stream *st = &streams[2 * i];
-
-			err = run_prog(pass_fd, f, repeat, &SAMPLE(i, BASELINE, r));
-			/* ICRC sampled so rarely that it is never checked here: the header path alone. */
-			if (!err)
-				err = set_icrc_sample(settings_fd, &cfg, SAMPLE_NEVER);
-			if (!err)
-				err = run_prog(roceval_fd, f, repeat, &SAMPLE(i, HEADERS, r));
-			if (!err)
-				err = set_icrc_sample(settings_fd, &cfg, "1");
-			if (!err)
-				err = run_prog(roceval_fd, f, repeat, &SAMPLE(i, FULL, r));
-			SAMPLE(i, ZLIB, r) = zlib_ns(f, repeat);
-
-			if (!err)
-				err = run_stream(walk_fd, b, st + 1, repeat, &SAMPLE(i, S_BASELINE, r));
-			if (!err)
-				err = set_icrc_sample(settings_fd, &cfg, SAMPLE_NEVER);
-			if (!err)
-				err = run_stream(replay_fd, b, st, repeat, &SAMPLE(i, S_HEADERS, r));
-			for (unsigned int c = 0; c < NCURVE && !err; c++) {
-				char n[16];
-
-				snprintf(n, sizeof(n), "%u", sample_curve[c]);
-				err = set_icrc_sample(settings_fd, &cfg, n);
-				if (!err)
-					err = run_stream(replay_fd, b, st, repeat, &SAMPLE(i, S_CURVE + c, r));
-			}
-		}
-	}
+	for (unsigned int r = 0; r < rounds && !err; r++)
+		for (int i = 0; i < nframes && !err; i++)
+			err = measure_frame(&p, &frames[i], &streams[2 * i], repeat,
+					    &samples[(size_t)i * NMEASURE * rounds + r], rounds);
 	for (int i = 0; i < nframes && !err; i++)
 		err = check_stream(bpf_map__fd(skel->maps.flows), &streams[2 * i]);
 	for (int i = 0; i < nframes && !err; i++)
 		for (int m = 0; m < NMEASURE; m++)
-			frames[i].ns[m] = median(&SAMPLE(i, m, 0), rounds);
-#undef SAMPLE
+			frames[i].ns[m] = median(&samples[((size_t)i * NMEASURE + m) * rounds], rounds);
+out:
 	free(samples);
 	free(streams);
-	free(b);
+	free(p.b);
 	return err;
 }
 
@@ -553,30 +423,50 @@ static int measure_flows(struct bench_pass_bpf *pass, struct frame *f, unsigned 
 
 static void print_json(const struct frame *frames, int n, const double flows_ns[NSWEEP][2])
 {
+	struct json_writer w;
+
 	for (int i = 0; i < n; i++) {
 		const struct frame *f = &frames[i];
+		const double *ns = f->ns;
 
-		printf("{\"payload\": %u, \"family\": \"%s\", \"baseline_ns\": %.1f, \"headers_ns\": %.1f, "
-		       "\"full_ns\": %.1f, \"zlib_ns\": %.1f, \"icrc_vs_zlib\": %.3f, "
-		       "\"headers_over_baseline_ns\": %.1f, \"steady_baseline_ns\": %.1f, "
-		       "\"steady_headers_ns\": %.1f, \"steady_full_ns\": %.1f, "
-		       "\"steady_icrc_vs_zlib\": %.3f, \"steady_headers_over_baseline_ns\": %.1f, "
-		       "\"icrc_sample_ns\": {",
-		       f->payload, f->ipv6 ? "ipv6" : "ipv4", f->ns[BASELINE], f->ns[HEADERS], f->ns[FULL],
-		       f->ns[ZLIB], (f->ns[FULL] - f->ns[HEADERS]) / f->ns[ZLIB],
-		       f->ns[HEADERS] - f->ns[BASELINE], f->ns[S_BASELINE], f->ns[S_HEADERS],
-		       f->ns[S_FULL], (f->ns[S_FULL] - f->ns[S_HEADERS]) / f->ns[ZLIB],
-		       f->ns[S_HEADERS] - f->ns[S_BASELINE]);
-		for (unsigned int c = 0; c < NCURVE; c++)
-			printf("%s\"%u\": %.1f", c ? ", " : "", sample_curve[c], f->ns[S_CURVE + c]);
-		printf("}}\n");
+		json_init(&w, stdout);
+		json_object_begin(&w, NULL);
+		json_u64(&w, "payload", f->payload);
+		json_string(&w, "family", f->ipv6 ? "ipv6" : "ipv4");
+		json_double(&w, "baseline_ns", ns[BASELINE], 1);
+		json_double(&w, "headers_ns", ns[HEADERS], 1);
+		json_double(&w, "full_ns", ns[FULL], 1);
+		json_double(&w, "zlib_ns", ns[ZLIB], 1);
+		json_double(&w, "icrc_vs_zlib", (ns[FULL] - ns[HEADERS]) / ns[ZLIB], 3);
+		json_double(&w, "headers_over_baseline_ns", ns[HEADERS] - ns[BASELINE], 1);
+		json_double(&w, "steady_baseline_ns", ns[S_BASELINE], 1);
+		json_double(&w, "steady_headers_ns", ns[S_HEADERS], 1);
+		json_double(&w, "steady_full_ns", ns[S_FULL], 1);
+		json_double(&w, "steady_icrc_vs_zlib", (ns[S_FULL] - ns[S_HEADERS]) / ns[ZLIB], 3);
+		json_double(&w, "steady_headers_over_baseline_ns", ns[S_HEADERS] - ns[S_BASELINE], 1);
+		json_object_begin(&w, "icrc_sample_ns");
+		for (unsigned int c = 0; c < NCURVE; c++) {
+			char key[16];
+
+			snprintf(key, sizeof(key), "%u", sample_curve[c]);
+			json_double(&w, key, ns[S_CURVE + c], 1);
+		}
+		json_object_end(&w);
+		json_object_end(&w);
+		json_end(&w);
 	}
-	for (unsigned int k = 0; k < NSWEEP; k++)
-		printf("{\"flows\": %u, \"payload\": %u, \"family\": \"%s\", \"steady_baseline_ns\": %.1f, "
-		       "\"steady_headers_ns\": %.1f, \"steady_headers_over_baseline_ns\": %.1f}\n",
-		       sweep_flows[k], frames[SWEEP_FRAME].payload,
-		       frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4", flows_ns[k][0], flows_ns[k][1],
-		       flows_ns[k][1] - flows_ns[k][0]);
+	for (unsigned int k = 0; k < NSWEEP; k++) {
+		json_init(&w, stdout);
+		json_object_begin(&w, NULL);
+		json_u64(&w, "flows", sweep_flows[k]);
+		json_u64(&w, "payload", frames[SWEEP_FRAME].payload);
+		json_string(&w, "family", frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
+		json_double(&w, "steady_baseline_ns", flows_ns[k][0], 1);
+		json_double(&w, "steady_headers_ns", flows_ns[k][1], 1);
+		json_double(&w, "steady_headers_over_baseline_ns", flows_ns[k][1] - flows_ns[k][0], 1);
+		json_object_end(&w);
+		json_end(&w);
+	}
 }
 
 static void print_table(const struct frame *frames, int n, const double flows_ns[NSWEEP][2],
@@ -621,211 +511,9 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	       "with icrc_sample=N.\n");
 }
 
-/*
- * --live: frames through a real veth pair at the driver hook.  The bench
- * moves into a network namespace of its own (unshare), so the pair and
- * everything on it vanish with the process however it ends.  A sender
- * program in live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES, as
- * xdp-trafficgen) bounces each frame out of LIVE_TX; LIVE_RX runs roceval
- * or the do-nothing bench_rx in native XDP.  veth runs the receiving NAPI
- * on the sending CPU, so with the thread pinned one core does all of it:
- * frames per second of wall time are Mpps per core, sender included.
- */
-#define LIVE_TX "rvb0"
-#define LIVE_RX "rvb1"
-/* Live-frames mode takes no multi-buffer frames: one page less head and tail room. */
-#define LIVE_MTU "3500"
-#define LIVE_PAYLOAD 3072
-#define LIVE_BATCH 64 /* frames per flush; veth's ring holds 256 */
-
-extern char **environ;
-
-static int run_ip(char *const argv[])
-{
-	int status, err;
-	pid_t pid;
-
-	err = posix_spawnp(&pid, "ip", NULL, NULL, argv, environ);
-	if (err) {
-		pr_warn("Couldn't run ip: %s", strerror(err));
-		return -err;
-	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		pr_warn("Couldn't set up the veth pair: 'ip %s %s %s' failed", argv[1], argv[2], argv[3]);
-		return -EIO;
-	}
-	return 0;
-}
-
-static int live_setup(int *tx_ifindex, int *rx_ifindex)
-{
-	char *add[] = { "ip", "link", "add", LIVE_TX, "mtu", LIVE_MTU, "type", "veth",
-			"peer", "name", LIVE_RX, "mtu", LIVE_MTU, NULL };
-	char *up_tx[] = { "ip", "link", "set", LIVE_TX, "up", NULL };
-	char *up_rx[] = { "ip", "link", "set", LIVE_RX, "up", NULL };
-	int err;
-
-	if (unshare(CLONE_NEWNET)) {
-		pr_warn("Couldn't make a network namespace: %s", strerror(errno));
-		return -errno;
-	}
-	err = run_ip(add);
-	if (!err)
-		err = run_ip(up_tx);
-	if (!err)
-		err = run_ip(up_rx);
-	if (err)
-		return err;
-	*tx_ifindex = if_nametoindex(LIVE_TX);
-	*rx_ifindex = if_nametoindex(LIVE_RX);
-	if (!*tx_ifindex || !*rx_ifindex) {
-		pr_warn("Couldn't find the veth pair: %s", strerror(errno));
-		return -ENODEV;
-	}
-	return 0;
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Frames the receiving program has seen so far: RoCEv2 frames for roceval, any for bench_rx. */
-static int live_seen(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool roceval, __u64 *n)
-{
-	struct roceval_counters c;
-	int err;
-
-	if (!roceval) {
-		*n = pass->bss->bench_rx_frames;
-		return 0;
-	}
-	err = counters_read(bpf_map__fd(skel->maps.counters), &c);
-	if (err)
-		pr_warn("Couldn't read the counters: %s", strerror(-err));
-	*n = c.total[TOTAL_ROCE];
-	return err;
-}
-
-/* Mpps of `count` copies of the frame sent into LIVE_TX and received by rx_fd on LIVE_RX. */
-static int live_run(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool roceval,
-		    int tx_ifindex, int rx_ifindex, const struct frame *f, __u32 count, double *mpps)
-{
-	int rx_fd = roceval ? bpf_program__fd(skel->progs.roceval_xdp) :
-			      bpf_program__fd(pass->progs.bench_rx);
-	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = tx_ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = count,
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = LIVE_BATCH);
-	__u64 before, after;
-	double t0, t1;
-	int err;
-
-	err = bpf_xdp_attach(rx_ifindex, rx_fd, XDP_FLAGS_DRV_MODE, NULL);
-	if (err) {
-		pr_warn("Couldn't attach XDP to %s: %s", LIVE_RX, strerror(-err));
-		return err;
-	}
-	err = live_seen(skel, pass, roceval, &before);
-	t0 = mono_s();
-	if (!err && bpf_prog_test_run_opts(bpf_program__fd(pass->progs.bench_tx), &opts)) {
-		err = -errno;
-		pr_warn("Couldn't send live frames: %s", strerror(errno));
-	}
-	t1 = mono_s();
-	if (!err)
-		err = live_seen(skel, pass, roceval, &after);
-	bpf_xdp_detach(rx_ifindex, XDP_FLAGS_DRV_MODE, NULL);
-	if (err)
-		return err;
-	/*
-	 * What the receiver got, not what was sent: when it falls behind, veth
-	 * drops at its ring, and the rate is what the core could validate.
-	 */
-	if (after - before < count / 2) {
-		pr_warn("live run: %llu of %u frames received", (unsigned long long)(after - before),
-			count);
-		return -EPROTO;
-	}
-	*mpps = (after - before) / (t1 - t0) / 1e6;
-	return 0;
-}
-
-static int bench_live(bool json, unsigned int count, unsigned int rounds)
-{
-	static const struct {
-		const char *name;
-		unsigned int payload;
-		unsigned int divide; /* fewer of the big frames */
-	} kinds[] = { { "ack", 0, 1 }, { "send", LIVE_PAYLOAD, 4 } };
-	struct roceval_settings cfg;
-	struct bench_pass_bpf *pass = NULL;
-	struct roceval_bpf *skel = NULL;
-	struct frame *f = malloc(sizeof(*f));
-	double *mpps = calloc(2 * rounds, sizeof(*mpps));
-	int tx_ifindex = 0, rx_ifindex = 0, err = -ENOMEM;
-
-	if (!f || !mpps) {
-		pr_warn("Couldn't allocate the frames: %s", strerror(errno));
-		goto out;
-	}
-	pin_cpu();
-	err = live_setup(&tx_ifindex, &rx_ifindex);
-	if (err)
-		goto out;
-	err = -EINVAL;
-	skel = roceval_load(LOAD_LIVE, true);
-	if (!skel)
-		goto out;
-	pass = bench_pass_bpf__open_and_load();
-	if (!pass) {
-		pr_warn("Couldn't load the baseline XDP programs: %s", strerror(errno));
-		goto out;
-	}
-	settings_defaults(&cfg);
-	err = roceval_settings_write(bpf_map__fd(skel->maps.settings), &cfg);
-	if (err) {
-		pr_warn("Couldn't write the settings map: %s", strerror(-err));
-		goto out;
-	}
-	if (!json)
-		printf("Live veth, one core, median of %u rounds; Mpps per core:\n\n%5s %6s %6s %8s %8s %7s\n",
-		       rounds, "frame", "family", "bytes", "pass", "roceval", "ratio");
-	for (unsigned int k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !err; k++) {
-		__u32 n = count / kinds[k].divide;
-		double pass_m, roceval_m;
-
-		frame_build(f, kinds[k].payload, false, 1);
-		for (unsigned int r = 0; r < rounds && !err; r++) {
-			err = live_run(skel, pass, false, tx_ifindex, rx_ifindex, f, n, &mpps[r]);
-			if (!err)
-				err = live_run(skel, pass, true, tx_ifindex, rx_ifindex, f, n,
-					       &mpps[rounds + r]);
-		}
-		if (err)
-			break;
-		pass_m = median(mpps, rounds);
-		roceval_m = median(mpps + rounds, rounds);
-		if (json)
-			printf("{\"live\": \"%s\", \"family\": \"ipv4\", \"frame_bytes\": %zu, "
-			       "\"pass_mpps\": %.4f, \"roceval_mpps\": %.4f, \"roceval_vs_pass\": %.3f}\n",
-			       kinds[k].name, f->len, pass_m, roceval_m, roceval_m / pass_m);
-		else
-			printf("%5s %6s %6zu %8.3f %8.3f %7.3f\n", kinds[k].name, "ipv4", f->len, pass_m,
-			       roceval_m, roceval_m / pass_m);
-	}
-out:
-	bench_pass_bpf__destroy(pass);
-	roceval_bpf__destroy(skel);
-	free(mpps);
-	free(f);
-	return err;
-}
-
-static int do_bench(int argc, char **argv)
+/* What the command line asks; 0 or EXIT_USAGE. */
+static int parse_options(int argc, char **argv, bool *json, bool *live, unsigned int *repeat,
+			 unsigned int *rounds)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -834,60 +522,50 @@ static int do_bench(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	enum { NFRAMES = 2 * sizeof(payloads) / sizeof(payloads[0]) };
-	unsigned int repeat = 0, rounds = 9;
-	struct bench_pass_bpf *pass = NULL;
-	struct roceval_bpf *skel = NULL;
-	double flows_ns[NSWEEP][2];
-	struct frame *frames;
-	bool json = false, live = false;
-	int opt, err;
+	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":jlr:n:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
-			json = true;
+			*json = true;
 			break;
 		case 'l':
-			live = true;
+			*live = true;
 			break;
 		case 'r':
-			if (!parse_u32(optarg, 10000000, &repeat) || !repeat)
-				return command_usage_error(&cmd_bench, "--repeat %s: expected 1-10000000",
-							   optarg);
+			if (!parse_u32(optarg, 10000000, repeat) || !*repeat)
+				return command_usage_error(&cmd_bench, "--repeat %s: expected 1-10000000", optarg);
 			break;
 		case 'n':
-			if (!parse_u32(optarg, 1000, &rounds) || !rounds)
-				return command_usage_error(&cmd_bench, "--rounds %s: expected 1-1000",
-							   optarg);
+			if (!parse_u32(optarg, 1000, rounds) || !*rounds)
+				return command_usage_error(&cmd_bench, "--rounds %s: expected 1-1000", optarg);
 			break;
-		case ':':
-			return command_usage_error(&cmd_bench, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			if (!strncmp(argv[optind - 1], "--", 2))
-				return command_bad_option(&cmd_bench, argv);
-			return command_usage_error(&cmd_bench, "unknown option '-%c'", optopt);
+			return command_bad_option(&cmd_bench, opt, argv);
 		}
 	}
 	if (optind != argc)
 		return command_usage_error(&cmd_bench, "unexpected argument '%s'", argv[optind]);
-	if (require_caps(false))
-		return 1;
-	if (live)
-		return bench_live(json, repeat ? repeat : 1000000, rounds) ? 1 : 0;
-	if (!repeat)
-		repeat = 20000;
+	return 0;
+}
 
-	frames = calloc(NFRAMES, sizeof(*frames));
+/* The per-frame figures: both paths, every size and family, and the flow-count sweep. */
+static int bench_frames(bool json, unsigned int repeat, unsigned int rounds)
+{
+	enum { NFRAMES = 2 * sizeof(payloads) / sizeof(payloads[0]) };
+	struct bench_pass_bpf *pass = NULL;
+	struct roceval_bpf *skel = NULL;
+	double flows_ns[NSWEEP][2];
+	struct frame *frames = calloc(NFRAMES, sizeof(*frames));
+	int err = -1;
+
 	if (!frames) {
 		pr_warn("Couldn't allocate the frames: %s", strerror(errno));
-		return 1;
+		return -ENOMEM;
 	}
 	for (int i = 0; i < NFRAMES; i++)
 		frame_build(&frames[i], payloads[i / 2], i % 2, i + 1);
-
-	err = -1;
 	pin_cpu();
 	skel = roceval_load(LOAD_LIVE | LOAD_REPLAY, true);
 	if (!skel)
@@ -902,17 +580,30 @@ static int do_bench(int argc, char **argv)
 		err = measure(skel, pass, frames, NFRAMES, repeat, rounds);
 	if (!err)
 		err = measure_flows(pass, &frames[SWEEP_FRAME], repeat, rounds, flows_ns);
-	if (!err) {
-		if (json)
-			print_json(frames, NFRAMES, flows_ns);
-		else
-			print_table(frames, NFRAMES, flows_ns, repeat, rounds);
-	}
+	if (!err && json)
+		print_json(frames, NFRAMES, flows_ns);
+	else if (!err)
+		print_table(frames, NFRAMES, flows_ns, repeat, rounds);
 out:
 	bench_pass_bpf__destroy(pass);
 	roceval_bpf__destroy(skel);
 	free(frames);
-	return err ? 1 : 0;
+	return err;
+}
+
+static int do_bench(int argc, char **argv)
+{
+	unsigned int repeat = 0, rounds = 9;
+	bool json = false, live = false;
+	int err = parse_options(argc, argv, &json, &live, &repeat, &rounds);
+
+	if (err)
+		return err;
+	if (require_caps(false))
+		return 1;
+	if (live)
+		return bench_live(json, repeat ? repeat : 1000000, rounds) ? 1 : 0;
+	return bench_frames(json, repeat ? repeat : 20000, rounds) ? 1 : 0;
 }
 
 const struct command cmd_bench = {

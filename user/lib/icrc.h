@@ -18,6 +18,12 @@
 
 /* The value zlib's crc32() returns, or -EINVAL when `ip` is not a datagram the ICRC covers. */
 int roce_icrc(const uint8_t *ip, size_t len, uint32_t *icrc);
+/*
+ * What the ICRC is zlib's crc32() of, as one buffer: 8 bytes of 0xFF, then
+ * the datagram without its ICRC, variant fields masked.  Its length, or
+ * -EINVAL (not a datagram the ICRC covers, or `cap` too small).
+ */
+long roce_icrc_input(const uint8_t *ip, size_t len, uint8_t *out, size_t cap);
 /* Computes the ICRC and stores it in the last 4 bytes of the datagram. */
 int roce_icrc_fill(uint8_t *ip, size_t len);
 

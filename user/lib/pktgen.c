@@ -37,13 +37,70 @@ static void put_xth(const struct pkt_spec *s, const struct roce_op *op, uint8_t 
 		put32(x + op->xth_len - 4, s->imm);
 }
 
+/* Ethernet and the optional 802.1Q tag; the offset of the IP header. */
+static uint32_t put_l2(const struct pkt_spec *s, uint8_t *frame)
+{
+	uint32_t off = 12;
+
+	memcpy(frame, s->dst_mac, 6);
+	memcpy(frame + 6, s->src_mac, 6);
+	if (s->vlan >= 0) {
+		put16(frame + off, 0x8100);
+		put16(frame + off + 2, s->vlan & 0x0FFF);
+		off += VLAN_HLEN;
+	}
+	put16(frame + off, s->ipv6 ? 0x86DD : 0x0800);
+	return off + 2;
+}
+
+/* The IP header for a UDP datagram of `udplen` bytes; its length.  The IPv4 checksum is pkt_finish()'s. */
+static uint32_t put_ip(const struct pkt_spec *s, uint8_t *p, uint32_t udplen)
+{
+	if (s->ipv6) {
+		put32(p, 6u << 28 | (uint32_t)s->tos << 20 | (s->flow_label & 0xFFFFF));
+		put16(p + 4, udplen);
+		p[6] = 17;
+		p[7] = s->ttl;
+		memcpy(p + 8, s->saddr, 16);
+		memcpy(p + 24, s->daddr, 16);
+		return IPV6_HLEN;
+	}
+	p[0] = 0x45;
+	p[1] = s->tos;
+	put16(p + 2, IPV4_HLEN + udplen);
+	put16(p + 4, s->ip_id);
+	put16(p + 6, 0x4000); /* DF: RoCEv2 is never fragmented */
+	p[8] = s->ttl;
+	p[9] = 17;
+	put16(p + 10, 0);
+	memcpy(p + 12, s->saddr, 4);
+	memcpy(p + 16, s->daddr, 4);
+	return IPV4_HLEN;
+}
+
+/* The UDP header, its checksum zero (RoCEv2 leaves it unused), then the BTH. */
+static void put_udp_bth(const struct pkt_spec *s, uint8_t *p, uint32_t udplen, uint32_t padcnt)
+{
+	put16(p, s->sport);
+	put16(p + 2, ROCE_UDP_PORT);
+	put16(p + 4, udplen);
+	put16(p + 6, 0);
+	p += UDP_HLEN;
+	p[0] = s->opcode;
+	p[1] = s->se << 7 | s->migreq << 6 | (padcnt & 3) << 4;
+	put16(p + 2, s->pkey);
+	p[4] = s->fecn << 7 | s->becn << 6;
+	put24(p + 5, s->dqpn);
+	p[8] = s->ackreq << 7;
+	put24(p + 9, s->psn);
+}
+
 size_t pkt_build(const struct pkt_spec *s, uint8_t *frame, size_t cap, struct pkt_layout *lay)
 {
 	unsigned int transport = s->opcode >> 5;
 	const struct roce_op *op = &roce_ops[s->opcode & 0x1F];
 	bool defined = transport < ROCE_TR_CNP || transport == ROCE_TR_XRC;
-	uint32_t off = 0, tr_hdrs = 0, xth_len = 0, padcnt, pad_bytes, udplen, l4len;
-	uint8_t *p;
+	uint32_t off, tr_hdrs = 0, xth_len = 0, padcnt, pad_bytes, udplen;
 
 	if (s->opcode == ROCE_OPCODE_CNP) {
 		op = NULL;
@@ -56,73 +113,23 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *frame, size_t cap, struct pk
 	}
 	padcnt = s->padcnt >= 0 ? (uint32_t)s->padcnt : (4 - (s->payload_len & 3)) & 3;
 	pad_bytes = s->pad_bytes >= 0 ? (uint32_t)s->pad_bytes : padcnt;
-	l4len = ROCE_BTH_LEN + tr_hdrs + xth_len + s->payload_len + pad_bytes + ROCE_ICRC_LEN;
-	udplen = UDP_HLEN + l4len;
+	udplen = UDP_HLEN + ROCE_BTH_LEN + tr_hdrs + xth_len + s->payload_len + pad_bytes + ROCE_ICRC_LEN;
 	if (ETH_HLEN + VLAN_HLEN + IPV6_HLEN + (size_t)udplen > cap)
 		return 0;
 
 	memset(lay, 0, sizeof(*lay));
 	lay->ipv6 = s->ipv6;
-	memcpy(frame, s->dst_mac, 6);
-	memcpy(frame + 6, s->src_mac, 6);
-	off = 12;
-	if (s->vlan >= 0) {
-		put16(frame + off, 0x8100);
-		put16(frame + off + 2, s->vlan & 0x0FFF);
-		off += VLAN_HLEN;
-	}
-	put16(frame + off, s->ipv6 ? 0x86DD : 0x0800);
-	off += 2;
-
-	lay->l3 = off;
-	p = frame + off;
-	if (s->ipv6) {
-		put32(p, 6u << 28 | (uint32_t)s->tos << 20 | (s->flow_label & 0xFFFFF));
-		put16(p + 4, udplen);
-		p[6] = 17;
-		p[7] = s->ttl;
-		memcpy(p + 8, s->saddr, 16);
-		memcpy(p + 24, s->daddr, 16);
-		off += IPV6_HLEN;
-	} else {
-		p[0] = 0x45;
-		p[1] = s->tos;
-		put16(p + 2, IPV4_HLEN + udplen);
-		put16(p + 4, s->ip_id);
-		put16(p + 6, 0x4000); /* DF: RoCEv2 is never fragmented */
-		p[8] = s->ttl;
-		p[9] = 17;
-		put16(p + 10, 0);
-		memcpy(p + 12, s->saddr, 4);
-		memcpy(p + 16, s->daddr, 4);
-		off += IPV4_HLEN;
-	}
-
-	lay->l4 = off;
-	p = frame + off;
-	put16(p, s->sport);
-	put16(p + 2, ROCE_UDP_PORT);
-	put16(p + 4, udplen);
-	put16(p + 6, 0);
-	off += UDP_HLEN;
-
-	lay->bth = off;
-	p = frame + off;
-	p[0] = s->opcode;
-	p[1] = s->se << 7 | s->migreq << 6 | (padcnt & 3) << 4;
-	put16(p + 2, s->pkey);
-	p[4] = s->fecn << 7 | s->becn << 6;
-	put24(p + 5, s->dqpn);
-	p[8] = s->ackreq << 7;
-	put24(p + 9, s->psn);
-	off += ROCE_BTH_LEN;
+	lay->l3 = put_l2(s, frame);
+	lay->l4 = lay->l3 + put_ip(s, frame + lay->l3, udplen);
+	lay->bth = lay->l4 + UDP_HLEN;
+	put_udp_bth(s, frame + lay->l4, udplen, padcnt);
+	off = lay->bth + ROCE_BTH_LEN;
 
 	/* the transport's own headers: DETH on UD, nothing else is generated */
-	p = frame + off;
-	memset(p, 0, tr_hdrs);
+	memset(frame + off, 0, tr_hdrs);
 	if (op && transport == ROCE_TR_UD) {
-		put32(p, s->qkey);
-		put24(p + 5, s->src_qp);
+		put32(frame + off, s->qkey);
+		put24(frame + off + 5, s->src_qp);
 	}
 	off += tr_hdrs;
 	lay->xth = off;

@@ -39,10 +39,9 @@ static const struct {
 	const char *name, *help;
 } families[] = { ROCEVAL_METRIC_FAMILIES(FAMILY_ROW) };
 
-void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
+/* What runs where: the build, the exporter, each attachment and its flow table. */
+static void write_info(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 {
-	char name[96];
-
 	family(f, "roceval_build_info", "gauge", "roceval version; always 1");
 	fprintf(f, "roceval_build_info{version=\"%s\"} 1\n", ROCEVAL_VERSION);
 	family(f, "roceval_start_time_seconds", "gauge",
@@ -80,6 +79,12 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 		sample_start(f, "roceval_flows_max", ifs[i].ifname);
 		fprintf(f, "} %lld\n", ifs[i].flows_max);
 	}
+}
+
+/* One family per metric of the totals table, with its labels. */
+static void write_totals(FILE *f, const struct prom_iface *ifs, int n)
+{
+	char name[96];
 
 	for (size_t fam = 0; fam < sizeof(families) / sizeof(families[0]); fam++) {
 		snprintf(name, sizeof(name), "roceval_%s_total", families[fam].name);
@@ -96,7 +101,10 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 			}
 		}
 	}
+}
 
+static void write_cm_rejections(FILE *f, const struct prom_iface *ifs, int n)
+{
 	family(f, "roceval_cm_rejections_total", "counter",
 	       "RDMA CM connection rejections (REJ) by reason, as IBA 12.6 numbers them; "
 	       "a reason appears once it has been seen");
@@ -111,7 +119,10 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 				(unsigned long long)ifs[i].cm_rej[r]);
 		}
 	}
+}
 
+static void write_violations(FILE *f, const struct prom_iface *ifs, int n)
+{
 	family(f, "roceval_violations_total", "counter",
 	       "frames that broke the rule (info severity: telemetry such as CNPs and NAKs); "
 	       "'roceval rules' describes each");
@@ -124,4 +135,12 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 				severity_name(rule_sevs[r]), (unsigned long long)ifs[i].c->rule[r]);
 		}
 	}
+}
+
+void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
+{
+	write_info(f, ifs, n, start_time);
+	write_totals(f, ifs, n);
+	write_cm_rejections(f, ifs, n);
+	write_violations(f, ifs, n);
 }

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* roceval bench: the frames it times, and what its per-frame runs and its live run share. */
+#ifndef ROCEVAL_BENCH_FRAME_H
+#define ROCEVAL_BENCH_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pktgen.h"
+
+#define OP_RC_SEND_ONLY 0x04
+#define OP_RC_ACKNOWLEDGE 0x11
+#define FRAME_MAX 8192
+#define NCURVE 4 /* icrc_sample values on the cost curve */
+
+/* Single-frame runs (duplicate path), then the steady path with the icrc_sample curve. */
+enum { BASELINE, HEADERS, FULL, ZLIB, S_BASELINE, S_HEADERS, S_CURVE, NMEASURE = S_CURVE + NCURVE };
+
+struct frame {
+	unsigned int payload;
+	bool ipv6;
+	size_t len;		/* Ethernet header to ICRC */
+	struct pkt_layout lay;
+	size_t icrc_len;	/* bytes the ICRC covers */
+	unsigned char data[FRAME_MAX];
+	unsigned char icrc_in[FRAME_MAX]; /* 8 x 0xFF and the masked datagram */
+	double ns[NMEASURE];
+};
+
+/*
+ * A valid frame the program takes its longest path through: RC SEND_ONLY
+ * with `payload` bytes, or an RC ACK for payload 0 (the commonest frame
+ * without one), with a correct ICRC.
+ */
+void frame_build(struct frame *f, unsigned int payload, bool ipv6, unsigned int seed);
+/* Keeps the thread on one CPU, so its figures are one core's. */
+void pin_cpu(void);
+double median(double *v, int n);
+
+#endif

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <net/if.h>
+#include <sys/wait.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bench_frame.h"
+#include "bench_live.h"
+#include "common.h"
+#include "counters.h"
+#include "json.h"
+#include "loader.h"
+#include "settings.h"
+#include "bench_pass.skel.h"
+
+/*
+ * --live: frames through a real veth pair at the driver hook.  The bench
+ * moves into a network namespace of its own (unshare), so the pair and
+ * everything on it vanish with the process however it ends.  A sender
+ * program in live-frames mode (BPF_F_TEST_XDP_LIVE_FRAMES, as
+ * xdp-trafficgen) bounces each frame out of LIVE_TX; LIVE_RX runs roceval
+ * or the do-nothing bench_rx in native XDP.  veth runs the receiving NAPI
+ * on the sending CPU, so with the thread pinned one core does all of it:
+ * frames per second of wall time are Mpps per core, sender included.
+ */
+#define LIVE_TX "rvb0"
+#define LIVE_RX "rvb1"
+/* Live-frames mode takes no multi-buffer frames: one page less head and tail room. */
+#define LIVE_MTU "3500"
+#define LIVE_PAYLOAD 3072
+#define LIVE_BATCH 64 /* frames per flush; veth's ring holds 256 */
+
+extern char **environ;
+
+static int run_ip(char *const argv[])
+{
+	int status, err;
+	pid_t pid;
+
+	err = posix_spawnp(&pid, "ip", NULL, NULL, argv, environ);
+	if (err) {
+		pr_warn("Couldn't run ip: %s", strerror(err));
+		return -err;
+	}
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		pr_warn("Couldn't set up the veth pair: 'ip %s %s %s' failed", argv[1], argv[2], argv[3]);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int live_setup(int *tx_ifindex, int *rx_ifindex)
+{
+	char *add[] = { "ip", "link", "add", LIVE_TX, "mtu", LIVE_MTU, "type", "veth",
+			"peer", "name", LIVE_RX, "mtu", LIVE_MTU, NULL };
+	char *up_tx[] = { "ip", "link", "set", LIVE_TX, "up", NULL };
+	char *up_rx[] = { "ip", "link", "set", LIVE_RX, "up", NULL };
+	int err;
+
+	if (unshare(CLONE_NEWNET)) {
+		pr_warn("Couldn't make a network namespace: %s", strerror(errno));
+		return -errno;
+	}
+	err = run_ip(add);
+	if (!err)
+		err = run_ip(up_tx);
+	if (!err)
+		err = run_ip(up_rx);
+	if (err)
+		return err;
+	*tx_ifindex = if_nametoindex(LIVE_TX);
+	*rx_ifindex = if_nametoindex(LIVE_RX);
+	if (!*tx_ifindex || !*rx_ifindex) {
+		pr_warn("Couldn't find the veth pair: %s", strerror(errno));
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Frames the receiving program has seen so far: RoCEv2 frames for roceval, any for bench_rx. */
+static int live_seen(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool roceval, __u64 *n)
+{
+	struct roceval_counters c;
+	int err;
+
+	if (!roceval) {
+		*n = pass->bss->bench_rx_frames;
+		return 0;
+	}
+	err = counters_read(bpf_map__fd(skel->maps.counters), &c);
+	if (err)
+		pr_warn("Couldn't read the counters: %s", strerror(-err));
+	*n = c.total[TOTAL_ROCE];
+	return err;
+}
+
+/* Mpps of `count` copies of the frame sent into LIVE_TX and received by rx_fd on LIVE_RX. */
+static int live_run(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool roceval,
+		    int tx_ifindex, int rx_ifindex, const struct frame *f, __u32 count, double *mpps)
+{
+	int rx_fd = roceval ? bpf_program__fd(skel->progs.roceval_xdp) :
+			      bpf_program__fd(pass->progs.bench_rx);
+	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = tx_ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
+		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = count,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = LIVE_BATCH);
+	__u64 before, after;
+	double t0, t1;
+	int err;
+
+	err = bpf_xdp_attach(rx_ifindex, rx_fd, XDP_FLAGS_DRV_MODE, NULL);
+	if (err) {
+		pr_warn("Couldn't attach XDP to %s: %s", LIVE_RX, strerror(-err));
+		return err;
+	}
+	err = live_seen(skel, pass, roceval, &before);
+	t0 = mono_s();
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(pass->progs.bench_tx), &opts)) {
+		err = -errno;
+		pr_warn("Couldn't send live frames: %s", strerror(errno));
+	}
+	t1 = mono_s();
+	if (!err)
+		err = live_seen(skel, pass, roceval, &after);
+	bpf_xdp_detach(rx_ifindex, XDP_FLAGS_DRV_MODE, NULL);
+	if (err)
+		return err;
+	/*
+	 * What the receiver got, not what was sent: when it falls behind, veth
+	 * drops at its ring, and the rate is what the core could validate.
+	 */
+	if (after - before < count / 2) {
+		pr_warn("live run: %llu of %u frames received", (unsigned long long)(after - before),
+			count);
+		return -EPROTO;
+	}
+	*mpps = (after - before) / (t1 - t0) / 1e6;
+	return 0;
+}
+
+static void print_live_json(const char *kind, size_t frame_bytes, double pass_mpps, double roceval_mpps)
+{
+	struct json_writer w;
+
+	json_init(&w, stdout);
+	json_object_begin(&w, NULL);
+	json_string(&w, "live", kind);
+	json_string(&w, "family", "ipv4");
+	json_u64(&w, "frame_bytes", frame_bytes);
+	json_double(&w, "pass_mpps", pass_mpps, 4);
+	json_double(&w, "roceval_mpps", roceval_mpps, 4);
+	json_double(&w, "roceval_vs_pass", roceval_mpps / pass_mpps, 3);
+	json_object_end(&w);
+	json_end(&w);
+}
+
+int bench_live(bool json, unsigned int count, unsigned int rounds)
+{
+	static const struct {
+		const char *name;
+		unsigned int payload;
+		unsigned int divide; /* fewer of the big frames */
+	} kinds[] = { { "ack", 0, 1 }, { "send", LIVE_PAYLOAD, 4 } };
+	struct roceval_settings cfg;
+	struct bench_pass_bpf *pass = NULL;
+	struct roceval_bpf *skel = NULL;
+	struct frame *f = malloc(sizeof(*f));
+	double *mpps = calloc(2 * rounds, sizeof(*mpps));
+	int tx_ifindex = 0, rx_ifindex = 0, err = -ENOMEM;
+
+	if (!f || !mpps) {
+		pr_warn("Couldn't allocate the frames: %s", strerror(errno));
+		goto out;
+	}
+	pin_cpu();
+	err = live_setup(&tx_ifindex, &rx_ifindex);
+	if (err)
+		goto out;
+	err = -EINVAL;
+	skel = roceval_load(LOAD_LIVE, true);
+	if (!skel)
+		goto out;
+	pass = bench_pass_bpf__open_and_load();
+	if (!pass) {
+		pr_warn("Couldn't load the baseline XDP programs: %s", strerror(errno));
+		goto out;
+	}
+	settings_defaults(&cfg);
+	err = roceval_settings_write(bpf_map__fd(skel->maps.settings), &cfg);
+	if (err) {
+		pr_warn("Couldn't write the settings map: %s", strerror(-err));
+		goto out;
+	}
+	if (!json)
+		printf("Live veth, one core, median of %u rounds; Mpps per core:\n\n%5s %6s %6s %8s %8s %7s\n",
+		       rounds, "frame", "family", "bytes", "pass", "roceval", "ratio");
+	for (unsigned int k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !err; k++) {
+		__u32 n = count / kinds[k].divide;
+		double pass_m, roceval_m;
+
+		frame_build(f, kinds[k].payload, false, 1);
+		for (unsigned int r = 0; r < rounds && !err; r++) {
+			err = live_run(skel, pass, false, tx_ifindex, rx_ifindex, f, n, &mpps[r]);
+			if (!err)
+				err = live_run(skel, pass, true, tx_ifindex, rx_ifindex, f, n,
+					       &mpps[rounds + r]);
+		}
+		if (err)
+			break;
+		pass_m = median(mpps, rounds);
+		roceval_m = median(mpps + rounds, rounds);
+		if (json)
+			print_live_json(kinds[k].name, f->len, pass_m, roceval_m);
+		else
+			printf("%5s %6s %6zu %8.3f %8.3f %7.3f\n", kinds[k].name, "ipv4", f->len, pass_m,
+			       roceval_m, roceval_m / pass_m);
+	}
+out:
+	bench_pass_bpf__destroy(pass);
+	roceval_bpf__destroy(skel);
+	free(mpps);
+	free(f);
+	return err;
+}
+

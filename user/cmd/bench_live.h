@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_BENCH_LIVE_H
+#define ROCEVAL_BENCH_LIVE_H
+
+#include <stdbool.h>
+
+/*
+ * roceval bench --live: Mpps per core through a veth pair, roceval against
+ * a do-nothing program, for `count` frames a run and the median of `rounds`.
+ */
+int bench_live(bool json, unsigned int count, unsigned int rounds);
+
+#endif
