@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Fuzzing (issue 7), included by the top Makefile.
+# Fuzzing, included by the top Makefile.
 #   make fuzz SECONDS=N        the data-path fuzzer for N seconds (default 60), then each
 #                              libFuzzer target for N/4 seconds
 #   make fuzz-datapath         the data-path fuzzer alone (SECONDS, SEED)
@@ -15,19 +15,18 @@ FUZZ_CC      ?= clang
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-std=gnu11 -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE
 
-$(OUTPUT)/fuzz-datapath: tests/fuzz/datapath.c $(OUTPUT)/libroceval.a $(USER_HDRS) $(HEADERS) | $(OUTPUT)
+DATAPATH_SRCS := tests/fuzz/datapath.c tests/fuzz/oracle.c tests/fuzz/seeds.c tests/fuzz/mutate.c
+$(OUTPUT)/fuzz-datapath: $(DATAPATH_SRCS) tests/fuzz/datapath.h $(OUTPUT)/libroceval.a $(USER_HDRS) $(HEADERS) | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(OUTPUT)/libroceval.a -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DATAPATH_SRCS) $(OUTPUT)/libroceval.a -o $@ $(LDLIBS)
 
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, each built with the user sources it
 # names in its FUZZ_SRCS_<name> (compiled again with the sanitizers).
 FUZZ_TARGETS := settings pcap config trace http
 FUZZ_SRCS_settings := user/lib/settings.c user/lib/util.c user/lib/json.c
-FUZZ_SRCS_pcap := user/cmd/replay.c user/lib/cooked.c user/lib/flows.c user/lib/cm.c user/lib/cm_names.c user/lib/settings.c user/lib/util.c user/lib/json.c user/lib/counters.c tests/fuzz/stub_replay.c
+FUZZ_SRCS_pcap := user/lib/replay_file.c user/lib/cooked.c user/lib/util.c tests/fuzz/stub_replay.c
 FUZZ_SRCS_config := user/lib/config.c user/lib/iface.c user/lib/settings.c user/lib/util.c user/lib/json.c
-# the trace target includes user/cmd/trace.c, and live.c loads the skeleton
-FUZZ_DEPS_trace := user/cmd/trace.c $(OUTPUT)/roceval.skel.h
-FUZZ_SRCS_trace := user/lib/live.c user/lib/pins.c user/lib/attach.c user/lib/iface.c user/lib/loader.c user/lib/flows.c user/lib/cm.c user/lib/cm_names.c user/lib/settings.c user/lib/util.c user/lib/json.c user/lib/counters.c
+FUZZ_SRCS_trace := user/lib/sample.c user/lib/capture.c user/lib/cm.c user/lib/cm_names.c user/lib/util.c user/lib/json.c
 # the http target serves user/lib/http.c on loopback
 FUZZ_SRCS_http := user/lib/http.c user/lib/prom.c user/lib/cm_names.c user/lib/util.c
 
