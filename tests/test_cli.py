@@ -271,6 +271,16 @@ def test_unknown_option_is_one_line_everywhere(cmd):
         assert res.stderr.startswith(f"roceval {cmd}: ") and f"see 'roceval help {cmd}'" in res.stderr
 
 
+@pytest.mark.parametrize("cmd,opt", [("attach", "--mode"), ("bench", "--repeat"), ("daemon", "-c"),
+                                     ("gen", "--count"), ("replay", "-m"), ("stats", "--top"),
+                                     ("top", "-n"), ("trace", "--rule")])
+def test_missing_value_is_said_everywhere(cmd, opt):
+    """An option given last without its value: named, in the one line every command uses."""
+    res = run(cmd, opt, stdin=subprocess.DEVNULL)
+    assert (res.returncode, res.stderr) == (
+        2, f"roceval {cmd}: option '{opt}' needs a value; see 'roceval help {cmd}'\n")
+
+
 IFACE_COMMANDS = [("attach",), ("status",), ("stats",), ("top", "-n", "1"), ("trace",), ("config",),
                   ("gen", "--count", "1", "-i")]
 

@@ -56,7 +56,7 @@ static int do_attach(int argc, char **argv)
 		opts[nopts++] = (struct option){ settings_keys[i], required_argument, NULL, OPT_SETTING + i };
 	settings_defaults(&cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "m:s:", opts, &idx)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":m:s:", opts, &idx)) != -1) {
 		if (opt == 'm') {
 			if (!live_mode_parse(optarg, &mode))
 				return command_usage_error(&cmd_attach, "--mode %s: expected native, generic, auto or tc",
@@ -73,7 +73,7 @@ static int do_attach(int argc, char **argv)
 			if (settings_set(&cfg, settings_keys[opt - OPT_SETTING], optarg, err, sizeof(err)))
 				return command_usage_error(&cmd_attach, "%s", err);
 		} else {
-			return command_bad_option(&cmd_attach, argv);
+			return command_bad_option(&cmd_attach, opt, argv);
 		}
 	}
 	for (; optind < argc; optind++) {

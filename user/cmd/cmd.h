@@ -23,11 +23,12 @@ int command_usage_error(const struct command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * The one message for an option getopt rejected (unknown, or missing its
- * value), and EXIT_USAGE.  main() turns getopt's own message off, so this is
- * the only line.
+ * The one message for an option getopt rejected, and EXIT_USAGE: `opt` is
+ * what getopt returned, ':' for a missing value (every optstring starts with
+ * ':' so that getopt tells the two apart), '?' for an unknown option.
+ * main() turns getopt's own message off, so this is the only line.
  */
-int command_bad_option(const struct command *cmd, char **argv);
+int command_bad_option(const struct command *cmd, int opt, char **argv);
 
 struct live_iface;
 /*

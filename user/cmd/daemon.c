@@ -54,13 +54,13 @@ static int do_daemon(int argc, char **argv)
 
 	config_defaults(&o.overrides);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "c:l:n:i:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":c:l:n:i:", opts, NULL)) != -1) {
 		if (opt == 'c') {
 			o.config_path = optarg;
 		} else if (opt == 'C') {
 			check = true;
 		} else if (option_key(opt, &o, &key)) {
-			return command_bad_option(&cmd_daemon, argv);
+			return command_bad_option(&cmd_daemon, opt, argv);
 		} else if (config_set(&o.overrides, key, optarg, err, sizeof(err))) {
 			return command_usage_error(&cmd_daemon, "%s", err);
 		}

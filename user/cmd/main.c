@@ -65,10 +65,16 @@ static const char global_options[] =
 	"  -h, --help     this text; 'roceval help COMMAND' for a command\n"
 	"  -V, --version  print the version\n";
 
-int command_bad_option(const struct command *cmd, char **argv)
+int command_bad_option(const struct command *cmd, int opt, char **argv)
 {
 	/* argv[optind - 1] is the rejected option, or the one whose value is missing */
-	return command_usage_error(cmd, "unknown option or missing value: '%s'", argv[optind - 1]);
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		return command_usage_error(cmd, "option '%s' needs a value", arg);
+	if (!strncmp(arg, "--", 2))
+		return command_usage_error(cmd, "unknown option or missing value: '%s'", arg);
+	return command_usage_error(cmd, "unknown option '-%c'", optopt);
 }
 
 int command_open_ifaces(const struct command *cmd, int argc, char **argv, struct live_iface *li)

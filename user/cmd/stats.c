@@ -76,7 +76,7 @@ static int do_stats(int argc, char **argv)
 	int n, opt, err = 0;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jw::t:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":jw::t:", opts, NULL)) != -1) {
 		if (opt == 'j') {
 			json = true;
 		} else if (opt == 't') {
@@ -88,7 +88,7 @@ static int do_stats(int argc, char **argv)
 				return command_usage_error(&cmd_stats, "--watch %s: expected seconds, 0.1-86400",
 							   optarg);
 		} else {
-			return command_bad_option(&cmd_stats, argv);
+			return command_bad_option(&cmd_stats, opt, argv);
 		}
 	}
 	n = command_open_ifaces(&cmd_stats, argc, argv, li);

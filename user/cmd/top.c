@@ -23,7 +23,7 @@ static int do_top(int argc, char **argv)
 	int n, opt, ret;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "d:n:s:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":d:n:s:", opts, NULL)) != -1) {
 		char *end;
 
 		switch (opt) {
@@ -41,7 +41,7 @@ static int do_top(int argc, char **argv)
 				return command_usage_error(&cmd_top, "--sort %s: expected rate, count or name", optarg);
 			break;
 		default:
-			return command_bad_option(&cmd_top, argv);
+			return command_bad_option(&cmd_top, opt, argv);
 		}
 	}
 	n = command_open_ifaces(&cmd_top, argc, argv, li);
