@@ -106,7 +106,7 @@ def legal_payload(opc, pmtu=1024):
 
 
 # Every frame gets its own DestQP unless told otherwise, so each is the first
-# packet of its flow and no sequence rule (issue 3) can apply to it.
+# packet of its flow and no sequence rule (PSN, opcode sequence, MSN) can apply to it.
 _next_qpn = itertools.count(0x100)
 
 
@@ -327,7 +327,7 @@ def replay_frames(path, frames, *opts, times=None):
 
 
 def flow_key(frm):
-    """(source, destination, DestQP) of a frame: what issue 3's flow table keys on."""
+    """(source, destination, DestQP) of a frame: what the flow table keys on."""
     l3 = l3_offset(frm)
     if frm[l3] >> 4 == 6:
         src, dst, bth_off = frm[l3 + 8:l3 + 24], frm[l3 + 24:l3 + 40], l3 + 48

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""Issue 3: per-queue-pair sequence rules, judged across the frames of one capture."""
+"""Per-queue-pair sequence rules, judged across the frames of one capture."""
 import random
 
 import roce

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""Fuzzing in CI (issue 7): the data path through BPF_PROG_TEST_RUN, the userspace parsers under
+"""Fuzzing in CI: the data path through BPF_PROG_TEST_RUN, the userspace parsers under
 libFuzzer with ASan/UBSan, and the replay CLI under valgrind.  Built by `make fuzz-build`, which
 `make test` runs first; ROCEVAL_FUZZ_SECONDS (default 60) and ROCEVAL_FUZZ_TARGET_SECONDS
 (default 20) bound the time."""

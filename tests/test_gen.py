@@ -251,7 +251,7 @@ def live_available():
     return all(run("help", c).returncode == 0 for c in ("attach", "stats", "detach"))
 
 
-@pytest.mark.skipif(not live_available(), reason="roceval attach/stats (issue 4) not built in")
+@pytest.mark.skipif(not live_available(), reason="roceval attach/stats not built in")
 @pytest.mark.parametrize("mode", ["native", "generic"])
 def test_live_counts_match_the_summary(netns, mode):
     run("attach", netns.if_rx, "--mode", mode, netns=netns.rx, check=True)
@@ -293,7 +293,7 @@ def demo_leftovers(before):
     return tuple(now - then for now, then in zip(demo_state(), before))
 
 
-@pytest.mark.skipif(not live_available(), reason="roceval attach/stats (issue 4) not built in")
+@pytest.mark.skipif(not live_available(), reason="roceval attach/stats not built in")
 def test_demo_checks_its_agreement_and_cleans_up():
     before = demo_state()
     env = dict(os.environ, ROCEVAL=str(ROCEVAL), DEMO_FRAMES="1500", DEMO_RATE="1500")
@@ -304,7 +304,7 @@ def test_demo_checks_its_agreement_and_cleans_up():
     assert demo_leftovers(before) == (set(), set(), set())
 
 
-@pytest.mark.skipif(not live_available(), reason="roceval attach/stats (issue 4) not built in")
+@pytest.mark.skipif(not live_available(), reason="roceval attach/stats not built in")
 def test_demo_cleans_up_when_interrupted():
     before = demo_state()
     env = dict(os.environ, ROCEVAL=str(ROCEVAL), DEMO_FRAMES="100000", DEMO_RATE="1000")

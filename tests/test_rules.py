@@ -4,7 +4,7 @@
 Each case replays its frames through the XDP program and asserts the exact set
 of non-zero rule counters and the exact frame totals.  Frames come from
 tests/roce.py, which knows the wire format only from rocev2.md.  The stateful
-rules (issue 3) are tested elsewhere; every frame here is the first of its
+rules (PSN, opcode sequence, MSN) are tested elsewhere; every frame here is the first of its
 flow, so they must stay zero.
 """
 import json
