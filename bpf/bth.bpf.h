@@ -53,7 +53,7 @@ static __always_inline bool payload_size_bad(const struct roce_op *op, __u32 pay
 	return false;
 }
 
-/* IBA 9.7.5.2.8: the rule an AETH syndrome counts under, or -1 for an ACK. */
+/* IBA 9.3.5: the rule an AETH syndrome counts under, or -1 for an ACK. */
 static __always_inline int aeth_rule(__u8 syn)
 {
 	switch (syn >> 5) {

@@ -118,75 +118,17 @@ static __always_inline void space_learn(struct roceval_flow_space *sp, const str
 	sp->open_family = (op->position == POS_FIRST || op->position == POS_MIDDLE) ? op->family : FAM_NONE;
 }
 
-/* The request PSN sequence of a space already seen: gaps, duplicates, and where the next request starts. */
-static __always_inline void request_sequence(struct roceval_scratch *s, struct roceval_counters *cnt,
-					     struct roceval_flow_space *sp, const struct roce_op *op, __u32 pmtu)
+/* The responder's MSN never goes back (IBA 9.7.5.1). */
+static __always_inline void msn_check(struct roceval_scratch *s, struct roceval_counters *cnt,
+				      struct roceval_flow *f)
 {
-	struct frame_info *fi = &s->fi;
-	__u32 n = psns_consumed(fi, op, pmtu);
+	__u32 msn = s->fi.aeth & ROCE_PSN_MASK;
 
-	if (sp->psn_valid && fi->psn != sp->next_psn) {
-		if (psn_ahead(fi->psn, sp->next_psn)) {
-			violate(s, cnt, RULE_PSN_GAP);
-		} else {
-			/* A duplicate neither moves the expectation back nor reopens its message. */
-			violate(s, cnt, RULE_PSN_DUPLICATE);
-			return;
-		}
-	}
-	if (sequence_broken(sp, op))
-		violate(s, cnt, RULE_OPCODE_SEQUENCE);
-	sp->psn_valid = n != 0;
-	sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
-}
-
-/*
- * The rules of a reliable or unreliable connection: PMTU, PSN and opcode
- * sequence per direction, and the responder's MSN.
- */
-static __always_inline void connection_rules(struct roceval_scratch *s, struct roceval_counters *cnt,
-					     const struct roceval_settings *cfg, struct roceval_flow *f,
-					     const struct roce_op *op, __u8 transport)
-{
-	struct frame_info *fi = &s->fi;
-	__u32 pmtu = cfg->pmtu ? cfg->pmtu : f->pmtu;
-	struct roceval_flow_space *sp = (op->flags & OPF_REQUEST) ? &f->req : &f->resp;
-
-	f->transport = transport;
-	if (op->payload == PL_PMTU) {
-		if (!f->pmtu)
-			f->pmtu = fi->payload;
-		else if (f->pmtu != fi->payload && sp->seen)
-			violate(s, cnt, RULE_PMTU_INCONSISTENT);
-		if (!pmtu)
-			pmtu = f->pmtu;
-	}
-
-	if (!sp->seen) {
-		space_learn(sp, op);
-		if (op->flags & OPF_REQUEST) {
-			__u32 n = psns_consumed(fi, op, pmtu);
-
-			sp->psn_valid = n != 0;
-			sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
-		}
-	} else if (op->flags & OPF_REQUEST) {
-		request_sequence(s, cnt, sp, op, pmtu);
-	} else if (op->position != POS_NONE) {
-		/* READ responses: sequence only; their PSNs follow the other side's READs. */
-		if (sequence_broken(sp, op))
-			violate(s, cnt, RULE_OPCODE_SEQUENCE);
-	}
-
-	if (fi->has_aeth) {
-		__u32 msn = fi->aeth & ROCE_PSN_MASK;
-
-		if (f->msn_valid && psn_ahead(f->last_msn, msn))
-			violate(s, cnt, RULE_MSN_REGRESS);
-		else
-			f->last_msn = msn;
-		f->msn_valid = 1;
-	}
+	if (f->msn_valid && psn_ahead(f->last_msn, msn))
+		violate(s, cnt, RULE_MSN_REGRESS);
+	else
+		f->last_msn = msn;
+	f->msn_valid = 1;
 }
 
 /* The flow's traffic and the rules its frames broke. */
@@ -231,8 +173,57 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	 * RD sequences per EE context, which roceval does not track.
 	 */
 	if (fi->headers_ok && (transport == ROCE_TR_RC || transport == ROCE_TR_UC ||
-			       transport == ROCE_TR_XRC || fi->dc))
-		connection_rules(s, cnt, cfg, f, op, transport);
+			       transport == ROCE_TR_XRC || fi->dc)) {
+		__u32 pmtu = cfg->pmtu ? cfg->pmtu : f->pmtu;
+		struct roceval_flow_space *sp = (op->flags & OPF_REQUEST) ? &f->req : &f->resp;
+
+		f->transport = transport;
+		if (op->payload == PL_PMTU) {
+			if (!f->pmtu)
+				f->pmtu = fi->payload;
+			else if (f->pmtu != fi->payload && sp->seen)
+				violate(s, cnt, RULE_PMTU_INCONSISTENT);
+			if (!pmtu)
+				pmtu = f->pmtu;
+		}
+
+		if (!sp->seen) {
+			space_learn(sp, op);
+			if (op->flags & OPF_REQUEST) {
+				__u32 n = psns_consumed(fi, op, pmtu);
+
+				sp->psn_valid = n != 0;
+				sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
+			}
+		} else if (op->flags & OPF_REQUEST) {
+			__u32 n = psns_consumed(fi, op, pmtu);
+			bool duplicate = false;
+
+			if (sp->psn_valid && fi->psn != sp->next_psn) {
+				if (psn_ahead(fi->psn, sp->next_psn)) {
+					violate(s, cnt, RULE_PSN_GAP);
+				} else {
+					/* A duplicate neither moves the expectation back nor reopens its message. */
+					violate(s, cnt, RULE_PSN_DUPLICATE);
+					duplicate = true;
+				}
+			}
+			if (!duplicate) {
+				if (sequence_broken(sp, op))
+					violate(s, cnt, RULE_OPCODE_SEQUENCE);
+				sp->psn_valid = n != 0;
+				sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
+			}
+		} else if (op->position != POS_NONE) {
+			/* READ responses: sequence only; their PSNs follow the other side's READs. */
+			if (sequence_broken(sp, op))
+				violate(s, cnt, RULE_OPCODE_SEQUENCE);
+		}
+
+		if (fi->has_aeth)
+			msn_check(s, cnt, f);
+	}
+
 	flow_account(s, f, frame_len);
 }
 
