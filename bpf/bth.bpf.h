@@ -77,7 +77,7 @@ static __always_inline int aeth_rule(__u8 syn)
 	return RULE_AETH_SYNDROME;
 }
 
-/* A CNP (IBA A17.9.2): a BTH, 16 reserved bytes, no payload, no pad. */
+/* A CNP (IBA A17.9.3): a BTH, 16 reserved bytes, no payload, no pad. */
 static __always_inline void judge_cnp(struct roceval_scratch *s, struct roceval_counters *cnt,
 				      const __u8 *buf, __u32 bth, __u8 b1, __u32 xhl, __u32 tlen, __u64 copy)
 {

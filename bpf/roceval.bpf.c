@@ -225,7 +225,6 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	if (!ctx || !cnt || !cfg || !s)
 		return XDP_PASS;
 	frame_begin(s, cnt, len);
-	s->wire = wire;
 	li = &s->li;
 	n = len < ROCEVAL_L2L4_MAX ? len : ROCEVAL_L2L4_MAX;
 	/* Make clang bounds-check the very register the helper receives. */
@@ -242,6 +241,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	if (li->ecn == 3)
 		violate(s, cnt, RULE_ECN_CE);
 	if (li->fragment) {
+		s->wire = wire;
 		violate(s, cnt, RULE_IP_FRAGMENT);
 		cnt->total[TOTAL_ICRC_UNCHECKED]++;
 		goto verdict;

@@ -3,14 +3,11 @@
  * libFuzzer target for the capture reading path of `roceval replay`
  * (user/lib/replay_file.c): the input is a pcap or pcapng file, opened
  * through a memfd and run frame by frame, with the BPF side replaced by
- * tests/fuzz/stub_replay.c.  A damaged or hostile capture must be refused
- * with a message or read as far as it is sound, never crash or read past
- * the data.
+ * tests/fuzz/stub_replay.c.  A damaged or hostile capture is refused or
+ * read as far as it is sound; what is checked here is that it never
+ * crashes or reads past the data (AddressSanitizer, UBSan).
  */
-#include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include "fuzz_input.h"
@@ -18,13 +15,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int fd = -1, err;
 	struct roceval_settings cfg = {};
 	struct replay_file f;
 	struct replay *r;
 	char path[64];
+	int fd = fuzz_input_file(data, size, path, sizeof(path));
 
-	fd = fuzz_input_file(data, size, path, sizeof(path));
 	if (fd < 0)
 		return 0;
 	if (replay_file_open(&f, path)) {
@@ -32,11 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	r = replay_new(&cfg);
-	err = r ? replay_file_run(&f, r) : -ENOMEM;
-	if (err && err != -ENOMEM) {
-		fprintf(stderr, "replay_file_run: %d\n", err);
-		abort();
-	}
+	if (r)
+		replay_file_run(&f, r);
 	replay_free(r);
 	replay_file_close(&f);
 	close(fd);
