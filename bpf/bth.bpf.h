@@ -206,6 +206,9 @@ static __always_inline void judge_transport(struct roceval_scratch *s, struct ro
 	fi->dqpn = rd24(buf + bth + 5);
 	fi->flow_qpn = fi->dqpn;
 	fi->psn = rd24(buf + bth + 9);
+	fi->ackreq = buf[bth + 8] >> 7;
+	fi->sport = s->li.v1 ? 0 : rd16(buf + ((bth - UDP_HLEN) & 127));
+	fi->tlen = tlen;
 	fi->has_bth = 1;
 	fi->hdr_end += ROCE_BTH_LEN;
 

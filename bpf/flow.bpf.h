@@ -15,6 +15,7 @@
 #define ROCEVAL_FLOW_BPF_H
 
 #include "frame.bpf.h"
+#include "retx.bpf.h"
 
 /* Set by the loader together with both maps' max_entries. */
 const volatile __u32 flow_capacity = ROCEVAL_DEFAULT_FLOWS;
@@ -153,6 +154,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	struct frame_info *fi = &s->fi;
 	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
 	__u8 transport = fi->opcode >> 5;
+	bool duplicate = false;
 	struct roceval_flow *f;
 
 	__builtin_memcpy(s->flow_key.saddr, fi->saddr, 16);
@@ -197,7 +199,6 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 			}
 		} else if (op->flags & OPF_REQUEST) {
 			__u32 n = psns_consumed(fi, op, pmtu);
-			bool duplicate = false;
 
 			if (sp->psn_valid && fi->psn != sp->next_psn) {
 				if (psn_ahead(fi->psn, sp->next_psn)) {
@@ -220,6 +221,8 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 				violate(s, cnt, RULE_OPCODE_SEQUENCE);
 		}
 
+		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC)
+			retx_note(s, cnt, f, duplicate);
 		if (fi->has_aeth)
 			msn_check(s, cnt, f);
 	}

@@ -59,9 +59,14 @@ struct frame_info {
 	__u8 has_aeth;
 	__u8 icrc_checked;
 	__u8 dc;	 /* an RD-range opcode parsed as mlx5 DC */
-	__u8 pad[2];
+	__u8 ackreq;
+	__u8 icrc_known; /* icrc_found holds the frame's ICRC (checked or not) */
 	__u32 icrc_expected;
 	__u32 icrc_found;
+	/* what a retransmission may change in the ICRC's coverage (retx.bpf.h) */
+	__u16 ip_id;
+	__u16 sport;
+	__u32 tlen;
 };
 
 /* What the L2-L4 parse learned about a RoCE frame. */
@@ -89,6 +94,8 @@ struct roceval_scratch {
 	struct roceval_flow flow_new; /* a new flow's initial value, too big for the stack */
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 wire;	 /* the frame's length on the wire, once known */
+	__u32 icrc_at;	 /* frame offset of the ICRC, 0 when the frame does not hold it */
+	__u32 pad;
 };
 
 /*

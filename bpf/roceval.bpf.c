@@ -78,7 +78,9 @@ static __always_inline void frame_begin(struct roceval_scratch *s, struct roceva
 	fi->hdr_end = 0;
 	fi->headers_ok = 0;
 	fi->icrc_checked = 0;
+	fi->icrc_known = 0;
 	fi->dc = 0;
+	s->icrc_at = 0;
 }
 
 static __always_inline void count_roce(struct roceval_counters *cnt, const struct l4info *li, __u32 len)
@@ -143,6 +145,7 @@ static __always_inline bool icrc_due(struct roceval_scratch *s, struct roceval_c
 static __always_inline void frame_addresses(struct frame_info *fi, const __u8 *ip, bool ipv6)
 {
 	fi->ipv6 = ipv6;
+	fi->ip_id = ipv6 ? 0 : rd16(ip + 4);
 	if (ipv6) {
 		__builtin_memcpy(fi->saddr, ip + 8, 16);
 		__builtin_memcpy(fi->daddr, ip + 24, 16);
@@ -174,6 +177,7 @@ static __always_inline void icrc_check(struct roceval_scratch *s, struct roceval
 	icrc_mask(buf, li->iphl, li->ipv6, li->v1);
 	expected = roceval_icrc(s->buf, crc_len);
 	fi->icrc_checked = 1;
+	fi->icrc_known = 1;
 	fi->icrc_expected = expected;
 	fi->icrc_found = found;
 	if (expected == found) {
@@ -182,6 +186,25 @@ static __always_inline void icrc_check(struct roceval_scratch *s, struct roceval
 		cnt->total[TOTAL_ICRC_BAD]++;
 		violate(s, cnt, RULE_ICRC);
 	}
+}
+
+/*
+ * The ICRC a reliable request was sent with, when it was not checked: a
+ * retransmission of its PSN is compared with it (retx.bpf.h).
+ */
+static __always_inline void icrc_fetch(void *ctx, bool tc, struct roceval_scratch *s, __u32 base)
+{
+	struct frame_info *fi = &s->fi;
+	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
+	__u8 transport = fi->opcode >> 5;
+
+	if (fi->icrc_known || !s->icrc_at || !fi->headers_ok || !(op->flags & OPF_REQUEST) ||
+	    op->family == FAM_READ_REQ || !(transport == ROCE_TR_RC || transport == ROCE_TR_XRC || fi->dc))
+		return;
+	if (frame_load(ctx, tc, base + s->icrc_at, &fi->icrc_found, ROCE_ICRC_LEN))
+		return;
+	fi->icrc_found = roceval_load_le32((const __u8 *)&fi->icrc_found);
+	fi->icrc_known = 1;
 }
 
 /* What happens after the judgement: CM learning, the flow, a trace sample, and the verdict. */
@@ -193,8 +216,10 @@ static __always_inline int frame_verdict(void *ctx, bool tc, struct roceval_scra
 
 	/* RDMA CM (cm.bpf.h): learns connections from QP1 MADs. */
 	cm_verdict(ctx, tc, s, base + li->l4 + (li->v1 ? 0 : UDP_HLEN));
-	if (s->fi.has_bth)
+	if (s->fi.has_bth) {
+		icrc_fetch(ctx, tc, s, base);
 		flow_update(s, cnt, cfg, len);
+	}
 	if (cfg->trace_on && s->rules)
 		trace_sample(ctx, tc, base, len, wire == ROCEVAL_WIRE_UNKNOWN ? len : wire, s, cfg, cnt);
 	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
@@ -258,6 +283,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	cap = len - li->l3;
 	/* Whole on the wire, cut in the capture: what needs the missing bytes is not judged. */
 	check_icrc = icrc_due(s, cnt, cfg, dlen, dlen > cap);
+	s->icrc_at = dlen > cap ? 0 : li->l3 + dlen - ROCE_ICRC_LEN;
 
 	copy = check_icrc ? dlen : (dlen < ROCEVAL_HDR_COPY ? dlen : ROCEVAL_HDR_COPY);
 	if (copy > cap)

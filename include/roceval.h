@@ -110,7 +110,26 @@ struct roceval_flow_space {
 	__u8 psn_valid;	  /* next_psn is known */
 	__u8 open_family; /* enum roce_family of the open multi-packet message, 0 if none */
 	__u8 seen;	  /* a packet of this space was seen: the first only sets expectations */
-	__u8 pad;
+	__u8 in_retx;	  /* a retransmission episode is open: no new request since a duplicate */
+};
+
+/*
+ * What a reliable connection's request looked like when first sent, to
+ * compare a retransmission of its PSN with: the sender's ICRC and the
+ * covered fields a sender may legitimately change when it resends.  A
+ * flow holds the last ROCEVAL_RETX_SLOTS request PSNs, by PSN modulo.
+ */
+#define ROCEVAL_RETX_SLOTS 8
+#define ROCEVAL_RETX_HELD 0x80000000u	/* psn_bits: the slot holds a request */
+#define ROCEVAL_RETX_ACKREQ 0x40000000u /* psn_bits: it was sent with AckReq */
+
+struct roceval_retx_slot {
+	__u32 psn_bits; /* PSN | ROCEVAL_RETX_* */
+	__u32 icrc;	/* the trailing 4 bytes read little-endian */
+	__u16 tlen;	/* transport length, BTH to ICRC */
+	__u16 ip_id;	/* IPv4 Identification, 0 otherwise */
+	__u16 sport;	/* UDP source port, 0 for RoCEv1 */
+	__u16 pad;
 };
 
 /*
@@ -133,6 +152,7 @@ struct roceval_flow {
 	__u64 first_jiffies;
 	__u64 last_jiffies;
 	__u32 rule[RULE__COUNT];
+	struct roceval_retx_slot retx[ROCEVAL_RETX_SLOTS];
 };
 
 #define ROCEVAL_DEFAULT_TRACE_RATE 100

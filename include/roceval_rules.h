@@ -52,6 +52,12 @@ enum roceval_severity {
 	  "AETH MSN lower than the last MSN seen on the flow")                             \
 	X(PMTU_INCONSISTENT, "pmtu_inconsistent", SEV_WARNING, "IBA 9.7.7",    \
 	  "FIRST/MIDDLE payload sizes differ within one flow")                             \
+	X(RETX_EPISODE, "retx_episode", SEV_INFO, "IBA 9.7.1, 9.9.2",                      \
+	  "retransmission episodes on reliable connections: a request PSN behind the expected one right after new data") \
+	X(RETX_CHANGED, "retx_changed", SEV_ERROR, "IBA 9.7.1, 9.9.2",                      \
+	  "retransmitted request that differs from its first transmission in a field the ICRC protects (AckReq, IPv4 Identification and UDP source port may change)") \
+	X(RETX_UNCOMPARED, "retx_uncompared", SEV_INFO, "roceval",                           \
+	  "retransmitted requests not compared with their first transmission: a READ, or its first transmission's ICRC not held") \
 	X(FLOW_EVICTED, "flow_evicted", SEV_INFO, "roceval",                                \
 	  "flows dropped from a full flow table (their sequence state was lost)")          \
 	X(CNP, "cnp", SEV_INFO, "IBA A17.9.3", "congestion notification packets (opcode 0x81)") \
