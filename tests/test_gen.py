@@ -81,6 +81,7 @@ FAULTS = [
     ("flip-invariant", "flip_invariant", "icrc"),
     ("drop", "drop", "psn_gap"),
     ("duplicate", "duplicate", "psn_duplicate"),
+    ("retx-changed", "retx_changed", "retx_changed"),
     ("bad-opcode", "bad_opcode", "opcode"),
     ("bad-pad", "bad_pad", "pad"),
     ("se-misuse", "se_misuse", "se"),
@@ -89,7 +90,9 @@ FAULTS = [
 
 @pytest.mark.parametrize("opt,key,rule", FAULTS, ids=[f[0] for f in FAULTS])
 def test_each_fault_is_counted_exactly(tmp_path, opt, key, rule):
-    path, s = gen(tmp_path, "--seed", "11", "--count", "3000", "-f", "mixed", f"--{opt}", "3%")
+    # few frames are eligible for a changed retry (RC SEND/WRITE ONLY with payload)
+    rate = "30%" if opt == "retx-changed" else "3%"
+    path, s = gen(tmp_path, "--seed", "11", "--count", "3000", "-f", "mixed", f"--{opt}", rate)
     n = s["injected"][key]
     assert n >= 10
     assert {k: v for k, v in s["injected"].items() if v} == {key: n}
@@ -97,11 +100,17 @@ def test_each_fault_is_counted_exactly(tmp_path, opt, key, rule):
     assert r["rules"][rule] == n
     assert_agrees(s, r)
     broken = {k for k, v in nonzero_rules(r).items() if k != "cnp"}
+    predicted = {k for k, v in s["expected"]["rules"].items() if v and k != "cnp"}
+    assert rule in predicted
     if opt == "drop" and s["dropped_first_or_last"]:
         # a lost FIRST or LAST also breaks its message: expected, and not predicted
         assert broken == {rule, "opcode_sequence"}
     else:
-        assert broken == {rule}
+        assert broken == predicted
+    # a retry is the same request unless the fault changed it
+    assert r["rules"]["retx_changed"] == s["injected"]["retx_changed"]
+    assert r["rules"]["retx_episode"] == (n if opt == "retx-changed" else
+                                          s["expected"]["rules"]["retx_episode"])
 
 
 def test_variant_mutations_are_never_flagged(tmp_path):

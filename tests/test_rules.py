@@ -21,6 +21,8 @@ STATEFUL = {"psn_gap", "psn_duplicate", "opcode_sequence", "msn_regress", "pmtu_
 STATEFUL |= {"cm", "cm_established", "cm_rep_unknown", "cm_rtu_unknown", "cm_dreq_unknown",
              "cm_pending", "cm_start_psn", "cm_pkey", "cm_rej", "cm_mra", "cm_retry", "conn_evicted",
              "conn_expired"}
+# Retransmission rules judge a request against its first transmission: tests/test_retx.py.
+STATEFUL |= {"retx_episode", "retx_changed", "retx_uncompared"}
 
 
 class Case:

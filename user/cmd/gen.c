@@ -114,6 +114,9 @@ static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool k
 		if (gen_faults[f].rule >= 0 && f != F_CM_PMTU)
 			exp[gen_faults[f].rule] += g->injected[f];
 	exp[RULE_PAYLOAD_LENGTH] += g->pmtu_breaks;
+	exp[RULE_PSN_DUPLICATE] += g->injected[F_RETX_CHANGED];
+	exp[RULE_RETX_EPISODE] = g->retx_episodes;
+	exp[RULE_RETX_UNCOMPARED] = g->retx_uncompared;
 	exp[RULE_CM_PKEY] = g->pkey_breaks;
 	exp[RULE_CM] = g->cm_mads;
 	exp[RULE_CM_ESTABLISHED] = g->cm_established;
@@ -645,7 +648,12 @@ const struct command cmd_gen = {
 		"                        (ECN CE marks still count under the info counter ecn_ce)\n"
 		"  --drop RATE           a SEND/WRITE packet of RC or UC lost; never a flow's\n"
 		"                        first or last request or one right after a loss   -> psn_gap\n"
-		"  --duplicate RATE      an RC/UC ONLY request sent twice in a row         -> psn_duplicate\n"
+		"  --duplicate RATE      an RC/UC ONLY request sent twice in a row, the retry\n"
+		"                        with AckReq set and a new IPv4 ID (on RC also\n"
+		"                        retx_episode; a READ's also retx_uncompared)    -> psn_duplicate\n"
+		"  --retx-changed RATE   an RC SEND/WRITE ONLY request sent twice, the retry\n"
+		"                        carrying one other payload byte (also\n"
+		"                        psn_duplicate and retx_episode)                  -> retx_changed\n"
 		"  --bad-opcode RATE     adds a frame with an opcode reserved for the\n"
 		"                        transport, on a QP of its own                     -> opcode\n"
 		"  --bad-pad RATE        a LAST/ONLY packet sent without its pad bytes     -> pad\n"

@@ -99,6 +99,10 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 	case F_DUP:
 		/* a repeated ONLY is one psn_duplicate and keeps every message well formed */
 		return (d->flags & DF_REQUEST) && op->position == POS_ONLY;
+	case F_RETX_CHANGED:
+		/* a reliable request with payload, so the retry can carry other data */
+		return (d->flags & DF_REQUEST) && op->position == POS_ONLY && d->opcode >> 5 == ROCE_TR_RC &&
+		       (op->family == FAM_SEND || op->family == FAM_WRITE) && d->len;
 	case F_BAD_OPCODE:
 		return !cnp;
 	case F_BAD_PAD:
@@ -108,6 +112,28 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 	default:
 		return true;
 	}
+}
+
+/*
+ * The request sent again, as a requester retrying it may: with AckReq set
+ * and a new IPv4 Identification, which leave it the same request.  A
+ * `changed` retry carries one other payload byte, its ICRC made to match.
+ */
+static int resend(struct gen *g, struct gen_out *o, const struct desc *d, uint8_t *frame, uint32_t len,
+		  const struct pkt_layout *lay, bool changed)
+{
+	frame[lay->bth + 8] |= 0x80;
+	if (!lay->ipv6)
+		put16(frame + lay->l3 + 4, g->ip_id[d->side]++);
+	if (changed)
+		frame[lay->payload + rnd_below(&g->fault_rng, d->len)] ^= 1 + rnd_below(&g->fault_rng, 255);
+	pkt_finish(frame, lay);
+	if (d->opcode >> 5 == ROCE_TR_RC) {
+		g->retx_episodes++;
+		if (roce_ops[d->opcode & 0x1F].family == FAM_READ_REQ)
+			g->retx_uncompared++;
+	}
+	return gen_out_frame(o, frame, len);
 }
 
 /* A bit the ICRC protects and no other check reads: what a bad link or buffer would flip. */
@@ -381,7 +407,7 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	/* a PMTU announced smaller or larger than the traffic's makes some payloads illegal */
 	if (c->cm_pmtu && c->cm_pmtu != g->pmtu && d->opcode >> 5 == ROCE_TR_RC &&
 	    payload_breaks_pmtu(op, d->len, c->cm_pmtu))
-		g->pmtu_breaks += f == F_DUP ? 2 : 1;
+		g->pmtu_breaks += f == F_DUP || f == F_RETX_CHANGED ? 2 : 1;
 	fill_spec(g, c, d, &s, payload, &drng);
 	if (f == F_BAD_PAD) /* the pad left out: the transport length is no multiple of 4 */
 		s.padcnt = s.pad_bytes = 0;
@@ -414,8 +440,8 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	if (d->opcode == ROCE_OPCODE_CNP)
 		g->cnp++;
 	err = gen_out_frame(o, frame, len);
-	if (!err && f == F_DUP)
-		err = gen_out_frame(o, frame, len);
+	if (!err && (f == F_DUP || f == F_RETX_CHANGED))
+		err = resend(g, o, d, frame, len, &lay, f == F_RETX_CHANGED);
 	if (!err && f == F_BAD_OPCODE)
 		err = send_reserved_opcode(g, o, c, d, frame, payload, &g->fault_rng);
 	return err;

@@ -32,6 +32,7 @@
 	X(MUTATE, "mutate-variant", "mutate_variant", -1)                                    \
 	X(DROP, "drop", "drop", RULE_PSN_GAP)                                                \
 	X(DUP, "duplicate", "duplicate", RULE_PSN_DUPLICATE)                                 \
+	X(RETX_CHANGED, "retx-changed", "retx_changed", RULE_RETX_CHANGED)                   \
 	X(BAD_OPCODE, "bad-opcode", "bad_opcode", RULE_OPCODE)                               \
 	X(BAD_PAD, "bad-pad", "bad_pad", RULE_PAD)                                           \
 	X(SE, "se-misuse", "se_misuse", RULE_SE)                                             \
@@ -140,6 +141,8 @@ struct gen {
 	uint64_t cm_mads, cm_established, cm_rej;
 	uint64_t pmtu_breaks; /* frames the --mismatched-pmtu announcements make illegal */
 	uint64_t pkey_breaks; /* --flip-invariant P_Key flips on a CM-learned connection */
+	uint64_t retx_episodes;	  /* resent RC requests: each opens an episode */
+	uint64_t retx_uncompared; /* of them, READ requests (never compared) */
 	uint64_t injected[F__COUNT];
 	uint64_t mutated[M__COUNT];
 };
