@@ -221,8 +221,12 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 				violate(s, cnt, RULE_OPCODE_SEQUENCE);
 		}
 
-		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC)
-			retx_note(s, cnt, f, duplicate);
+		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC) {
+			if (duplicate)
+				retx_resent(s, cnt, f);
+			else
+				retx_sent(fi, f);
+		}
 		if (fi->has_aeth)
 			msn_check(s, cnt, f);
 	}

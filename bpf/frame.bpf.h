@@ -66,7 +66,7 @@ struct frame_info {
 	/* what a retransmission may change in the ICRC's coverage (retx.bpf.h) */
 	__u16 ip_id;
 	__u16 sport;
-	__u32 tlen;
+	__u32 tlen;	 /* transport length, BTH to ICRC */
 };
 
 /* What the L2-L4 parse learned about a RoCE frame. */
@@ -94,7 +94,7 @@ struct roceval_scratch {
 	struct roceval_flow flow_new; /* a new flow's initial value, too big for the stack */
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 wire;	 /* the frame's length on the wire, once known */
-	__u32 icrc_at;	 /* frame offset of the ICRC, 0 when the frame does not hold it */
+	__u32 icrc_at;	 /* datagram offset of the ICRC when buf holds the whole datagram, else 0 */
 	__u32 pad;
 };
 

@@ -88,45 +88,45 @@ static __always_inline bool retx_same_request(const struct roceval_retx_slot *he
 	__u32 d_id = held->ip_id ^ fi->ip_id;
 	__u32 d_sport = held->sport ^ fi->sport;
 
-	if (held->tlen != fi->tlen)
-		return false;
+	/* another length moves the ICRC by more than the delta: no length check of its own */
 	if (!(d_ack | d_id | d_sport))
 		return held->icrc == fi->icrc_found;
 	return (held->icrc ^ fi->icrc_found) == roceval_icrc_delta(d_id, d_sport, d_ack << 7, iphl, fi->tlen);
 }
 
 /*
- * A request on a reliable connection: a new one is held for comparison and
- * ends any episode; a `duplicate` opens an episode if none is open and is
- * compared with what was held for its PSN.  READ re-requests may
- * legitimately ask for less (the PSN after the last response received), so
- * they are never compared.  Not inlined: the frame's stack has no room
- * for it.
+ * A resent request on a reliable connection: opens an episode if none is
+ * open and is compared with what was held for its PSN.  READ re-requests
+ * may legitimately ask for less (the PSN after the last response
+ * received), so they are never compared.  Not inlined: retransmissions are
+ * rare and the frame's stack has no room for it.
  */
-static __noinline void retx_note(struct roceval_scratch *s, struct roceval_counters *cnt,
-				      struct roceval_flow *f, bool duplicate)
+static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
 {
 	const struct frame_info *fi = &s->fi;
-	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
-	bool comparable = fi->icrc_known && roce_ops[fi->opcode & 0x1F].family != FAM_READ_REQ;
+	const struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
 
-	if (!duplicate) {
-		f->req.in_retx = 0;
-		held->psn_bits = comparable ? fi->psn | ROCEVAL_RETX_HELD | (fi->ackreq ? ROCEVAL_RETX_ACKREQ : 0) : 0;
-		held->icrc = fi->icrc_found;
-		held->tlen = fi->tlen;
-		held->ip_id = fi->ip_id;
-		held->sport = fi->sport;
-		return;
-	}
 	if (!f->req.in_retx) {
 		f->req.in_retx = 1;
 		violate(s, cnt, RULE_RETX_EPISODE);
 	}
-	if (!comparable || (held->psn_bits & ~ROCEVAL_RETX_ACKREQ) != (fi->psn | ROCEVAL_RETX_HELD))
+	if (!fi->icrc_known || roce_ops[fi->opcode & 0x1F].family == FAM_READ_REQ ||
+	    (held->psn_bits & ~ROCEVAL_RETX_ACKREQ) != (fi->psn | ROCEVAL_RETX_HELD))
 		violate(s, cnt, RULE_RETX_UNCOMPARED);
 	else if (!retx_same_request(held, fi, s->li.iphl))
 		violate(s, cnt, RULE_RETX_CHANGED);
+}
+
+/* A new request on a reliable connection ends any episode and is held for comparison. */
+static __always_inline void retx_sent(const struct frame_info *fi, struct roceval_flow *f)
+{
+	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
+
+	f->req.in_retx = 0;
+	held->psn_bits = fi->icrc_known ? fi->psn | ROCEVAL_RETX_HELD | (fi->ackreq ? ROCEVAL_RETX_ACKREQ : 0) : 0;
+	held->icrc = fi->icrc_found;
+	held->ip_id = fi->ip_id;
+	held->sport = fi->sport;
 }
 
 #endif /* ROCEVAL_RETX_BPF_H */

@@ -189,21 +189,26 @@ static __always_inline void icrc_check(struct roceval_scratch *s, struct roceval
 }
 
 /*
- * The ICRC a reliable request was sent with, when it was not checked: a
- * retransmission of its PSN is compared with it (retx.bpf.h).
+ * The ICRC a reliable request was sent with, when it was not checked but
+ * its datagram was copied whole (a small one): a retransmission of its PSN
+ * is compared with it (retx.bpf.h).  Reading a larger frame's ICRC for
+ * this would cost a helper call on every request, as much again as the
+ * rest of the retransmission logic; those go uncompared under icrc_sample.
  */
-static __always_inline void icrc_fetch(void *ctx, bool tc, struct roceval_scratch *s, __u32 base)
+static __always_inline void icrc_held(struct roceval_scratch *s)
 {
 	struct frame_info *fi = &s->fi;
 	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
 	__u8 transport = fi->opcode >> 5;
+	__u32 at = s->icrc_at;
 
-	if (fi->icrc_known || !s->icrc_at || !fi->headers_ok || !(op->flags & OPF_REQUEST) ||
+	if (fi->icrc_known || !at || !fi->headers_ok || !(op->flags & OPF_REQUEST) ||
 	    op->family == FAM_READ_REQ || !(transport == ROCE_TR_RC || transport == ROCE_TR_XRC || fi->dc))
 		return;
-	if (frame_load(ctx, tc, base + s->icrc_at, &fi->icrc_found, ROCE_ICRC_LEN))
+	barrier_var(at);
+	if (at > ROCEVAL_HDR_COPY)
 		return;
-	fi->icrc_found = roceval_load_le32((const __u8 *)&fi->icrc_found);
+	fi->icrc_found = roceval_load_le32(s->buf + ROCE_LRH_MASK_LEN + at);
 	fi->icrc_known = 1;
 }
 
@@ -217,7 +222,7 @@ static __always_inline int frame_verdict(void *ctx, bool tc, struct roceval_scra
 	/* RDMA CM (cm.bpf.h): learns connections from QP1 MADs. */
 	cm_verdict(ctx, tc, s, base + li->l4 + (li->v1 ? 0 : UDP_HLEN));
 	if (s->fi.has_bth) {
-		icrc_fetch(ctx, tc, s, base);
+		icrc_held(s);
 		flow_update(s, cnt, cfg, len);
 	}
 	if (cfg->trace_on && s->rules)
@@ -283,11 +288,11 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	cap = len - li->l3;
 	/* Whole on the wire, cut in the capture: what needs the missing bytes is not judged. */
 	check_icrc = icrc_due(s, cnt, cfg, dlen, dlen > cap);
-	s->icrc_at = dlen > cap ? 0 : li->l3 + dlen - ROCE_ICRC_LEN;
 
 	copy = check_icrc ? dlen : (dlen < ROCEVAL_HDR_COPY ? dlen : ROCEVAL_HDR_COPY);
 	if (copy > cap)
 		copy = cap;
+	s->icrc_at = copy >= dlen ? dlen - ROCE_ICRC_LEN : 0;
 	barrier_var(copy);
 	if (copy < 1 || copy > ROCEVAL_MAX_DATAGRAM)
 		goto verdict;

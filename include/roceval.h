@@ -126,10 +126,8 @@ struct roceval_flow_space {
 struct roceval_retx_slot {
 	__u32 psn_bits; /* PSN | ROCEVAL_RETX_* */
 	__u32 icrc;	/* the trailing 4 bytes read little-endian */
-	__u16 tlen;	/* transport length, BTH to ICRC */
 	__u16 ip_id;	/* IPv4 Identification, 0 otherwise */
 	__u16 sport;	/* UDP source port, 0 for RoCEv1 */
-	__u16 pad;
 };
 
 /*

@@ -118,3 +118,13 @@ def test_snapped_frames_are_not_compared(tmp_path):
     assert r["snapped"] == 2
     assert {k: v for k, v in nonzero_rules(r).items() if k in RETX} == {
         "psn_duplicate": 1, "retx_episode": 1, "retx_uncompared": 1}
+
+
+@pytest.mark.parametrize("payload,compared", [(64, True), (1000, False)])
+def test_under_icrc_sample_only_small_requests_are_held(tmp_path, payload, compared):
+    # an unchecked frame's ICRC is held only when its datagram was copied whole (192 bytes)
+    frames = [req("SEND_ONLY", 8, payload=payload),
+              req("SEND_ONLY", 8, payload=roce.pattern(payload, 1))]
+    got = retx(tmp_path, frames, "--set", "icrc_sample=1000")
+    assert got == {"psn_duplicate": 1, "retx_episode": 1,
+                   "retx_changed" if compared else "retx_uncompared": 1}
