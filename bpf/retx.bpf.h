@@ -30,9 +30,10 @@ static const __u32 crc_x8_pow2[RETX_SHIFT_BITS] = {
 
 /*
  * Multiplications by 0 or 1, not masks by 0 or -1: the verifier follows a
- * mask of a 0/-1 value as two states, which doubles per bit.
+ * mask of a 0/-1 value as two states, which doubles per bit.  Global, so
+ * it is verified once, not once per use.
  */
-static __always_inline __u32 crc_mulmod(__u32 a, __u32 b)
+__noinline __u32 roceval_crc_mulmod(__u32 a, __u32 b)
 {
 	__u32 p = 0;
 
@@ -48,7 +49,7 @@ static __always_inline __u32 crc_zero_bytes(__u32 c, __u32 n)
 {
 	for (int k = 0; k < RETX_SHIFT_BITS; k++)
 		if ((n >> k) & 1)
-			c = crc_mulmod(crc_x8_pow2[k], c);
+			c = roceval_crc_mulmod(crc_x8_pow2[k], c);
 	return c;
 }
 
