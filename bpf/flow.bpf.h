@@ -36,13 +36,6 @@ struct {
 	__type(value, struct roceval_flow_key);
 } flow_ring SEC(".maps");
 
-static __always_inline bool psn_ahead(__u32 b, __u32 a)
-{
-	__u32 d = (b - a) & ROCE_PSN_MASK;
-
-	return d != 0 && d < ROCE_PSN_WINDOW;
-}
-
 /* PSNs a request consumes: a READ one per response packet it asks for. 0 = cannot tell yet. */
 static __always_inline __u32 psns_consumed(const struct frame_info *fi, const struct roce_op *op,
 					   __u32 pmtu)
@@ -84,6 +77,24 @@ static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *
 	s->flow_new.first_jiffies = bpf_jiffies64();
 	bpf_map_update_elem(&flows, &s->flow_key, &s->flow_new, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&flows, &s->flow_key);
+}
+
+/* A NAK judged against the requests it answers (retx.bpf.h).  Not inlined: NAKs are rare and the frame's stack is full. */
+static __noinline void flow_nak(struct roceval_scratch *s, struct roceval_counters *cnt)
+{
+	__u32 zero = 0;
+	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
+	struct roceval_flow *r;
+	int by_cm;
+
+	if (!x)
+		return;
+	by_cm = retx_nak_requests(&s->fi, x);
+	if (by_cm < 0)
+		return;
+	r = bpf_map_lookup_elem(&flows, &x->req);
+	if (r)
+		retx_nak(s, cnt, r, by_cm);
 }
 
 /* Message sequence in one space: FIRST MIDDLE* LAST, or ONLY. */
@@ -203,6 +214,8 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 			if (sp->psn_valid && fi->psn != sp->next_psn) {
 				if (psn_ahead(fi->psn, sp->next_psn)) {
 					violate(s, cnt, RULE_PSN_GAP);
+					if (transport != ROCE_TR_UC)
+						retx_gap(fi, f, sp->next_psn);
 				} else {
 					/* A duplicate neither moves the expectation back nor reopens its message. */
 					violate(s, cnt, RULE_PSN_DUPLICATE);
@@ -229,6 +242,8 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		}
 		if (fi->has_aeth)
 			msn_check(s, cnt, f);
+		if (s->rules & RETX_NAK_RULES)
+			flow_nak(s, cnt);
 	}
 
 	flow_account(s, f, frame_len);

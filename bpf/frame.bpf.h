@@ -138,6 +138,14 @@ static __always_inline __u32 rd32(const __u8 *p)
 	return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
 }
 
+/* PSN b is ahead of PSN a: (b - a) mod 2^24 in 1 .. 2^23 - 1 (IBA 9.7.1). */
+static __always_inline bool psn_ahead(__u32 b, __u32 a)
+{
+	__u32 d = (b - a) & ROCE_PSN_MASK;
+
+	return d != 0 && d < ROCE_PSN_WINDOW;
+}
+
 /*
  * The rules a frame broke are collected in the scratch map, not in a local:
  * a local bit mask is a known constant on every path, so each combination

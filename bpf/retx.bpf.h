@@ -18,6 +18,7 @@
 #define ROCEVAL_RETX_BPF_H
 
 #include "frame.bpf.h"
+#include "cm.bpf.h"
 
 #define CRC32_POLY_REFLECTED 0xEDB88320u
 #define RETX_SHIFT_BITS 14 /* the datagram bytes a shift can span: ROCEVAL_MAX_DATAGRAM < 2^14 */
@@ -96,6 +97,135 @@ static __always_inline bool retx_same_request(const struct roceval_retx_slot *he
 }
 
 /*
+ * Where a NAK's requests are.  A NAK goes from the responder B to the
+ * requester's QP a on host A; the requests it answers went from A to B's
+ * QP b, which the NAK does not name.  With CM, b is the peer of the end
+ * (A, a).  Without, it is inferred: the requester QP from A to B that last
+ * had a PSN gap, which a NAK is the answer to (retx_gaps).
+ */
+struct retx_scratch {
+	struct roceval_cm_end_key end;
+	struct roceval_retx_pair pair;
+	struct roceval_flow_key req; /* the NAK's request flow */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retx_scratch);
+} retx_scratch SEC(".maps");
+
+/*
+ * Written only when a flow's gap opens, read only for a NAK.  An LRU: a
+ * lost entry costs a NAK judged no more, never a false alarm.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct roceval_retx_pair);
+	__type(value, __u32);
+} retx_gaps SEC(".maps");
+
+static __always_inline void retx_pair_set(struct roceval_retx_pair *k, const __u8 *requester, const __u8 *responder,
+					  __u8 ipv6)
+{
+	__builtin_memcpy(k->requester, requester, 16);
+	__builtin_memcpy(k->responder, responder, 16);
+	k->ipv6 = ipv6;
+	k->pad[0] = k->pad[1] = k->pad[2] = 0;
+}
+
+/*
+ * How many PSNs past the first missing one a requester can have sent by the
+ * time the NAK for it is seen: its window in flight, which at 100 Gb/s and
+ * tens of microseconds is some hundreds of packets.  A gap older than this
+ * was most likely the capture's loss, not the wire's (the requester never
+ * resends what the responder got), and is neither kept nor judged against.
+ */
+#define RETX_NAK_REACH 1024
+
+static __always_inline bool retx_gap_open(const struct roceval_flow *f)
+{
+	return (f->retx_missing & ROCEVAL_RETX_HELD) &&
+	       ((f->req.next_psn - f->retx_missing) & ROCE_PSN_MASK) <= RETX_NAK_REACH;
+}
+
+/* A request PSN ahead of the expected one: the first one missing is remembered until resent. */
+static __noinline void retx_gap(const struct frame_info *fi, struct roceval_flow *f, __u32 expected)
+{
+	__u32 zero = 0;
+	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
+
+	if (retx_gap_open(f))
+		return;
+	f->retx_missing = expected | ROCEVAL_RETX_HELD;
+	if (!x)
+		return;
+	retx_pair_set(&x->pair, fi->saddr, fi->daddr, fi->ipv6);
+	bpf_map_update_elem(&retx_gaps, &x->pair, &fi->flow_qpn, BPF_ANY);
+}
+
+/*
+ * The key of the request flow a NAK answers, in x->req; 1 when CM named
+ * it, 0 when inferred, -1 when unknown.
+ */
+static __always_inline int retx_nak_requests(const struct frame_info *fi, struct retx_scratch *x)
+{
+	const struct roceval_cm_end *e = 0;
+	const __u32 *qpn = 0;
+	int by_cm = 0;
+
+	if (cm_active) {
+		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
+		e = bpf_map_lookup_elem(&cm_ends, &x->end);
+		by_cm = e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr);
+	}
+	if (!by_cm) {
+		retx_pair_set(&x->pair, fi->daddr, fi->saddr, fi->ipv6);
+		qpn = bpf_map_lookup_elem(&retx_gaps, &x->pair);
+		if (!qpn)
+			return -1;
+	}
+	__builtin_memcpy(x->req.saddr, fi->daddr, 16);
+	__builtin_memcpy(x->req.daddr, fi->saddr, 16);
+	x->req.dqpn = by_cm && e ? e->peer_qpn : (qpn ? *qpn : 0);
+	x->req.ipv6 = fi->ipv6;
+	return by_cm;
+}
+
+/* A NAK of either kind that makes a requester go back: judge_op counted it. */
+#define RETX_NAK_RULES ((1ULL << RULE_NAK_PSN) | (1ULL << RULE_NAK_RNR))
+
+static __always_inline bool psn_within(__u32 p, __u32 from, __u32 to)
+{
+	return ((p - from) & ROCE_PSN_MASK) <= ((to - from) & ROCE_PSN_MASK);
+}
+
+/*
+ * A NAK to requests whose flow is `r`.  A PSN sequence error NAK must name
+ * the first request PSN missing, as far as this observer saw.  Its PSN is
+ * where the requester must go back to (an RNR NAK's too).  An inferred
+ * pairing is trusted only when the NAK names a PSN of the gap open on it:
+ * PSNs start at random, so another QP's NAK falls there about once in 2^24
+ * divided by the gap's width.
+ */
+static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *r,
+				     bool by_cm)
+{
+	const struct frame_info *fi = &s->fi;
+	bool seq_err = s->rules & (1ULL << RULE_NAK_PSN);
+	bool gap = retx_gap_open(r);
+	__u32 missing = r->retx_missing & ROCE_PSN_MASK;
+
+	if (!by_cm && !(seq_err && gap && psn_within(fi->psn, missing, r->req.next_psn)))
+		return;
+	if (seq_err && gap && fi->psn != missing)
+		violate(s, cnt, RULE_NAK_PSN_WRONG);
+	r->retx_nak = fi->psn | ROCEVAL_RETX_HELD;
+}
+
+/*
  * A resent request on a reliable connection: opens an episode if none is
  * open and is compared with what was held for its PSN.  READ re-requests
  * may legitimately ask for less (the PSN after the last response
@@ -110,7 +240,14 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 	if (!f->req.in_retx) {
 		f->req.in_retx = 1;
 		violate(s, cnt, RULE_RETX_EPISODE);
+		if (!(f->retx_nak & ROCEVAL_RETX_HELD))
+			violate(s, cnt, RULE_RETX_TIMEOUT);
+		else if (fi->psn != (f->retx_nak & ROCE_PSN_MASK))
+			violate(s, cnt, psn_ahead(f->retx_nak, fi->psn) ? RULE_GO_BACK_EARLY : RULE_GO_BACK_LATE);
+		f->retx_nak = 0;
 	}
+	if ((f->retx_missing & ROCEVAL_RETX_HELD) && fi->psn == (f->retx_missing & ROCE_PSN_MASK))
+		f->retx_missing = 0;
 	if (!fi->icrc_known || roce_ops[fi->opcode & 0x1F].family == FAM_READ_REQ ||
 	    (held->psn_bits & ~ROCEVAL_RETX_ACKREQ) != (fi->psn | ROCEVAL_RETX_HELD))
 		violate(s, cnt, RULE_RETX_UNCOMPARED);

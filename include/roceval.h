@@ -130,6 +130,14 @@ struct roceval_retx_slot {
 	__u16 sport;	/* UDP source port, 0 for RoCEv1 */
 };
 
+/* Two hosts, requester first: which of its flows to the other last had a PSN gap. */
+struct roceval_retx_pair {
+	__u8 requester[16];
+	__u8 responder[16];
+	__u8 ipv6;
+	__u8 pad[3];
+};
+
 /*
  * No lock: the counters are atomic adds, so they stay exact when two CPUs
  * see one QP (RSS not pinning it); the sequence state is then judged in
@@ -142,7 +150,10 @@ struct roceval_flow {
 	__u32 last_msn;
 	__u8 msn_valid;
 	__u8 transport;
-	__u8 pad[6];
+	__u8 pad[2];
+	__u32 retx_missing; /* first request PSN missing since a psn_gap | ROCEVAL_RETX_HELD */
+	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent */
+	__u32 pad2;
 	__u64 packets;
 	__u64 bytes;	  /* frame bytes */
 	__u64 violations; /* frames that broke a warning- or error-severity rule */

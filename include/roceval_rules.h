@@ -58,6 +58,14 @@ enum roceval_severity {
 	  "retransmitted request that differs from its first transmission in a field the ICRC protects (AckReq, IPv4 Identification and UDP source port may change)") \
 	X(RETX_UNCOMPARED, "retx_uncompared", SEV_INFO, "roceval",                           \
 	  "retransmitted requests not compared with their first transmission: a READ, or its first transmission's ICRC not held") \
+	X(RETX_TIMEOUT, "retx_timeout", SEV_INFO, "IBA 9.9.2",                               \
+	  "retransmission episodes with no NAK seen for the connection since its last new request (timeout-driven, or the NAK not seen)") \
+	X(NAK_PSN_WRONG, "nak_psn_wrong", SEV_ERROR, "IBA 9.7.5.2.4, 9.9.2",                  \
+	  "PSN sequence error NAK that does not name the first request PSN missing on its connection (judged where the loss was seen)") \
+	X(GO_BACK_EARLY, "go_back_early", SEV_WARNING, "IBA 9.9.2",                          \
+	  "retransmission after a NAK that starts before the NAK's PSN (go-back-0 or over-retransmission)") \
+	X(GO_BACK_LATE, "go_back_late", SEV_ERROR, "IBA 9.9.2",                              \
+	  "retransmission after a NAK that starts after the NAK's PSN (data skipped)") \
 	X(FLOW_EVICTED, "flow_evicted", SEV_INFO, "roceval",                                \
 	  "flows dropped from a full flow table (their sequence state was lost)")          \
 	X(CNP, "cnp", SEV_INFO, "IBA A17.9.3", "congestion notification packets (opcode 0x81)") \

@@ -194,7 +194,7 @@ def test_flows_sorted_and_limited(tmp_path):
     frames += [req("SEND_ONLY", 2, qp=4, payload=4), req("SEND_ONLY", 3, qp=4, payload=4)]
     r = replay(tmp_path, frames, "--top", "2")
     assert [f["dqpn"] for f in r["flows"]] == [3, 4]
-    assert r["flows"][0]["rules"] == {"psn_duplicate": 1, "retx_episode": 1}
+    assert r["flows"][0]["rules"] == {"psn_duplicate": 1, "retx_episode": 1, "retx_timeout": 1}
     assert set(r["flows"][0]) == {"src", "dst", "dqpn", "packets", "bytes", "violations", "rules"}
     assert r["flows"][0]["bytes"] == 2 * len(frames[0])
 

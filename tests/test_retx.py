@@ -8,6 +8,7 @@ import struct
 
 import pytest
 
+import cm_mad
 import roce
 from conftest import nonzero_rules, replay, replay_json
 
@@ -128,3 +129,121 @@ def test_under_icrc_sample_only_small_requests_are_held(tmp_path, payload, compa
     got = retx(tmp_path, frames, "--set", "icrc_sample=1000")
     assert got == {"psn_duplicate": 1, "retx_episode": 1,
                    "retx_changed" if compared else "retx_uncompared": 1}
+
+
+# --- NAKs and going back ----------------------------------------------------------------------
+
+NAK_PSN_SEQ, NAK_RNR = 0x60, 0x21
+GO_BACK = RETX | {"retx_timeout", "nak_psn_wrong", "go_back_early", "go_back_late", "psn_gap"}
+
+
+def lossy(c, nak_psn, resend, syndrome=NAK_PSN_SEQ, lose=True, cm=True):
+    """c's requests p0..p3 to b, p2 lost on the way; b NAKs nak_psn; a resends `resend` PSNs."""
+    p0 = c.b_psn
+    sent = [0, 1, 3] if lose else [0, 1, 2, 3]
+    frames = (c.handshake() if cm else []) + [c.to_b("SEND_ONLY", p0 + i, 64) for i in sent]
+    frames.append(c.to_a("ACKNOWLEDGE", p0 + nak_psn, syndrome=syndrome))
+    frames += [c.to_b("SEND_ONLY", p0 + i, 64) for i in resend]
+    return frames
+
+
+def go_back(tmp_path, frames):
+    r = replay(tmp_path, frames)
+    assert r["icrc_bad"] == 0
+    return {k: v for k, v in nonzero_rules(r).items() if k in GO_BACK}
+
+
+@pytest.mark.parametrize("cm", [True, False], ids=["cm", "inferred"])
+def test_nak_names_the_first_missing_psn(tmp_path, cm):
+    c = cm_mad.Conn()
+    got = go_back(tmp_path, lossy(c, 2, [2, 3, 4], cm=cm))
+    # PSN 2 was never seen, so its retransmission has nothing to be compared with
+    assert got == {"psn_gap": 1, "psn_duplicate": 2, "retx_episode": 1, "retx_uncompared": 1}
+
+
+@pytest.mark.parametrize("cm", [True, False], ids=["cm", "inferred"])
+def test_nak_naming_another_psn(tmp_path, cm):
+    c = cm_mad.Conn()
+    got = go_back(tmp_path, lossy(c, 3, [3, 4], cm=cm))
+    assert got == {"psn_gap": 1, "psn_duplicate": 1, "retx_episode": 1, "nak_psn_wrong": 1}
+
+
+@pytest.mark.parametrize("cm", [True, False], ids=["cm", "inferred"])
+def test_go_back_0(tmp_path, cm):
+    c = cm_mad.Conn()
+    got = go_back(tmp_path, lossy(c, 2, [0, 1, 2, 3, 4], cm=cm))
+    assert got == {"psn_gap": 1, "psn_duplicate": 4, "retx_episode": 1, "retx_uncompared": 1,
+                   "go_back_early": 1}
+
+
+def test_go_back_skipping_data(tmp_path):
+    c = cm_mad.Conn()
+    got = go_back(tmp_path, lossy(c, 2, [3, 4]))
+    assert got == {"psn_gap": 1, "psn_duplicate": 1, "retx_episode": 1, "go_back_late": 1}
+
+
+def test_rnr_nak_retry_starts_at_its_psn(tmp_path):
+    c = cm_mad.Conn()
+    assert go_back(tmp_path, lossy(c, 1, [1, 2, 3, 4], NAK_RNR, lose=False)) == {
+        "psn_duplicate": 3, "retx_episode": 1}
+    assert go_back(tmp_path, lossy(c, 1, [0, 1, 2, 3, 4], NAK_RNR, lose=False)) == {
+        "psn_duplicate": 4, "retx_episode": 1, "go_back_early": 1}
+
+
+def test_retransmission_without_a_nak_is_a_timeout(tmp_path):
+    c = cm_mad.Conn()
+    frames = c.handshake() + [c.to_b("SEND_ONLY", c.b_psn + i, 64) for i in (0, 1, 2, 1, 2, 3)]
+    assert go_back(tmp_path, frames) == {"psn_duplicate": 2, "retx_episode": 1,
+                                         "retx_timeout": 1}
+
+
+def test_observer_before_the_loss_does_not_judge_the_nak(tmp_path):
+    # the observer saw every request: the NAK cannot be checked, the go-back still is (CM pairs)
+    c = cm_mad.Conn()
+    got = go_back(tmp_path, lossy(c, 2, [1, 2, 3, 4], lose=False))
+    assert got == {"psn_duplicate": 3, "retx_episode": 1, "go_back_early": 1}
+    # without CM, nothing pairs the NAK with its requests: no go-back judgement either
+    got = go_back(tmp_path, lossy(c, 2, [1, 2, 3, 4], lose=False, cm=False))
+    assert got == {"psn_duplicate": 3, "retx_episode": 1, "retx_timeout": 1}
+
+
+def test_inferred_pairing_ignores_another_qps_nak(tmp_path):
+    # a second QP pair between the same hosts NAKs a PSN nowhere near the gapped flow's
+    c, other = cm_mad.Conn(), cm_mad.Conn(a_qpn=0x200, b_qpn=0x201, b_psn=0x123456)
+    frames = lossy(c, 2, [], cm=False)[:-1]
+    frames += [other.to_b("SEND_ONLY", other.b_psn, 64),
+               other.to_a("ACKNOWLEDGE", other.b_psn + 7, syndrome=NAK_PSN_SEQ)]
+    frames += [c.to_b("SEND_ONLY", c.b_psn + i, 64) for i in (2, 3, 4)]
+    assert go_back(tmp_path, frames) == {"psn_gap": 1, "psn_duplicate": 2, "retx_episode": 1,
+                                         "retx_uncompared": 1, "retx_timeout": 1}
+
+
+def test_a_gap_long_past_is_not_judged_against(tmp_path):
+    # PSN 2 missed by the capture only: 2000 requests later, a real loss at 2003 and its NAK
+    c = cm_mad.Conn()
+    p0 = c.b_psn
+    frames = c.handshake() + [c.to_b("SEND_ONLY", p0 + i, 8) for i in [0, 1, *range(3, 2003)]]
+    frames += [c.to_b("SEND_ONLY", p0 + 2004, 8),
+               c.to_a("ACKNOWLEDGE", p0 + 2003, syndrome=NAK_PSN_SEQ)]
+    frames += [c.to_b("SEND_ONLY", p0 + i, 8) for i in (2003, 2004, 2005)]
+    assert go_back(tmp_path, frames) == {"psn_gap": 2, "psn_duplicate": 2, "retx_episode": 1,
+                                         "retx_uncompared": 1}
+
+
+@pytest.mark.parametrize("cm", [True, False], ids=["cm", "inferred"])
+def test_second_loss_after_recovery(tmp_path, cm):
+    # loss at 2, NAK, recovery; loss at 6, NAK: each NAK names its own gap
+    c = cm_mad.Conn()
+    frames = lossy(c, 2, [2, 3, 4, 5, 7], cm=cm)
+    frames += [c.to_a("ACKNOWLEDGE", c.b_psn + 6, syndrome=NAK_PSN_SEQ)]
+    frames += [c.to_b("SEND_ONLY", c.b_psn + i, 64) for i in (6, 7, 8)]
+    assert go_back(tmp_path, frames) == {"psn_gap": 2, "psn_duplicate": 4, "retx_episode": 2,
+                                         "retx_uncompared": 2}
+
+
+def test_a_nak_answers_one_episode(tmp_path):
+    # after the NAK's episode, the next retransmission without a NAK is a timeout
+    c = cm_mad.Conn()
+    frames = lossy(c, 2, [2, 3, 4, 5, 6, 5, 6, 7])
+    assert go_back(tmp_path, frames) == {"psn_gap": 1, "psn_duplicate": 4, "retx_episode": 2,
+                                         "retx_uncompared": 1, "retx_timeout": 1}

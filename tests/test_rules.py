@@ -22,7 +22,8 @@ STATEFUL |= {"cm", "cm_established", "cm_rep_unknown", "cm_rtu_unknown", "cm_dre
              "cm_pending", "cm_start_psn", "cm_pkey", "cm_rej", "cm_mra", "cm_retry", "conn_evicted",
              "conn_expired"}
 # Retransmission rules judge a request against its first transmission: tests/test_retx.py.
-STATEFUL |= {"retx_episode", "retx_changed", "retx_uncompared"}
+STATEFUL |= {"retx_episode", "retx_changed", "retx_uncompared", "retx_timeout", "nak_psn_wrong",
+             "go_back_early", "go_back_late"}
 
 
 class Case:

@@ -116,6 +116,7 @@ static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool k
 	exp[RULE_PAYLOAD_LENGTH] += g->pmtu_breaks;
 	exp[RULE_PSN_DUPLICATE] += g->injected[F_RETX_CHANGED];
 	exp[RULE_RETX_EPISODE] = g->retx_episodes;
+	exp[RULE_RETX_TIMEOUT] = g->retx_episodes; /* no NAK is ever sent */
 	exp[RULE_RETX_UNCOMPARED] = g->retx_uncompared;
 	exp[RULE_CM_PKEY] = g->pkey_breaks;
 	exp[RULE_CM] = g->cm_mads;
@@ -650,10 +651,11 @@ const struct command cmd_gen = {
 		"                        first or last request or one right after a loss   -> psn_gap\n"
 		"  --duplicate RATE      an RC/UC ONLY request sent twice in a row, the retry\n"
 		"                        with AckReq set and a new IPv4 ID (on RC also\n"
-		"                        retx_episode; a READ's also retx_uncompared)    -> psn_duplicate\n"
+		"                        retx_episode and retx_timeout, as no NAK came; a\n"
+		"                        READ's also retx_uncompared)                      -> psn_duplicate\n"
 		"  --retx-changed RATE   an RC SEND/WRITE ONLY request sent twice, the retry\n"
 		"                        carrying one other payload byte (also\n"
-		"                        psn_duplicate and retx_episode)                  -> retx_changed\n"
+		"                        psn_duplicate, retx_episode, retx_timeout)        -> retx_changed\n"
 		"  --bad-opcode RATE     adds a frame with an opcode reserved for the\n"
 		"                        transport, on a QP of its own                     -> opcode\n"
 		"  --bad-pad RATE        a LAST/ONLY packet sent without its pad bytes     -> pad\n"
