@@ -4,13 +4,15 @@
 Each frame carries a correct ICRC computed by the test's own implementation (roce.icrc, zlib),
 so a changed retransmission is told only by comparing it with its first transmission.
 """
+import json
 import struct
+import time
 
 import pytest
 
 import cm_mad
 import roce
-from conftest import nonzero_rules, replay, replay_json
+from conftest import nonzero_rules, replay, replay_json, run, send_pcap
 
 A, B = "192.0.2.1", "192.0.2.2"
 RETX = {"psn_duplicate", "retx_episode", "retx_changed", "retx_uncompared"}
@@ -247,3 +249,33 @@ def test_a_nak_answers_one_episode(tmp_path):
     frames = lossy(c, 2, [2, 3, 4, 5, 6, 5, 6, 7])
     assert go_back(tmp_path, frames) == {"psn_gap": 1, "psn_duplicate": 4, "retx_episode": 2,
                                          "retx_uncompared": 1, "retx_timeout": 1}
+
+
+# --- live, through a veth ---------------------------------------------------------------------
+
+def live_rules(netns, tmp_path, frames):
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    try:
+        send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "live.pcap", frames),
+                  one_cpu=True)
+        deadline = time.monotonic() + 10
+        while True:
+            st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+            if st["roce"] >= len(frames) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    assert st["roce"] == len(frames)
+    return {k: v for k, v in st["rules"].items() if v and k in GO_BACK}
+
+
+def test_live_counts_as_replay(netns, tmp_path):
+    c = cm_mad.Conn()
+    changed = [c.to_b("SEND_ONLY", c.b_psn + 9, roce.pattern(300)),
+               c.to_b("SEND_ONLY", c.b_psn + 9, roce.pattern(300, 1), ackreq=True)]
+    frames = lossy(c, 3, [0, 1, 2, 3, 4]) + [c.to_b("SEND_ONLY", c.b_psn + 5, 64)] + changed
+    expected = {"psn_gap": 2, "psn_duplicate": 5, "retx_episode": 2, "retx_uncompared": 1,
+                "nak_psn_wrong": 1, "go_back_early": 1, "retx_changed": 1, "retx_timeout": 1}
+    assert go_back(tmp_path, frames) == expected
+    assert live_rules(netns, tmp_path, frames) == expected
