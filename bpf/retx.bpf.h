@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Retransmissions on reliable connections (IBA 9.7.1, 9.9.2): episodes,
- * and whether a resent request is the request first sent.
+ * whether a resent request is the request first sent, and NAKs: whether a
+ * PSN sequence error NAK names the first PSN missing, and whether the
+ * requester goes back to where a NAK said.
  *
  * A requester that resends a PSN must resend the same request.  Comparing
  * the two transmissions' bytes would mean keeping them; comparing their

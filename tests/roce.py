@@ -287,19 +287,22 @@ PCAP_EPOCH = 1700000000
 
 
 def pcap_bytes(frames, linktype=1, snaplen=65535, times=None):
-    """times: each frame's capture time in seconds after PCAP_EPOCH (default: 0, 1, 2 ...)."""
-    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, linktype)
+    """times: each frame's capture time in seconds after PCAP_EPOCH (default: 0, 1, 2 ...).
+    A frame longer than snaplen is cut to it and records its whole length, as tcpdump -s does."""
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, linktype)]
     for i, f in enumerate(frames):
         t = i if times is None else times[i]
-        out += struct.pack("<IIII", PCAP_EPOCH + int(t), round(t % 1 * 1e6), len(f), len(f))
-        out += bytes(f)
-    return out
+        kept = min(len(f), snaplen)
+        out.append(struct.pack("<IIII", PCAP_EPOCH + int(t), round(t % 1 * 1e6), kept, len(f)))
+        out.append(bytes(f[:kept]))
+    # joined once: growing one bytes object copies it whole for every frame
+    return b"".join(out)
 
 
-def write_pcap(path, frames, linktype=1, times=None):
+def write_pcap(path, frames, linktype=1, times=None, snaplen=65535):
     """Writes frames (bytes) to a classic little-endian pcap; returns the path."""
     with open(path, "wb") as f:
-        f.write(pcap_bytes(frames, linktype, times=times))
+        f.write(pcap_bytes(frames, linktype, snaplen, times=times))
     return path
 
 
@@ -369,8 +372,8 @@ def pcapng_bytes(frames, linktype=1):
         n = len(body) + 12
         return struct.pack("<II", btype, n) + body + struct.pack("<I", n)
 
-    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
-    out += block(1, struct.pack("<HHI", linktype, 0, 65535))
+    out = [block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)),
+           block(1, struct.pack("<HHI", linktype, 0, 65535))]
     for i, f in enumerate(frames):
-        out += block(6, struct.pack("<IIIII", 0, 0, i, len(f), len(f)) + bytes(f))
-    return out
+        out.append(block(6, struct.pack("<IIIII", 0, 0, i, len(f), len(f)) + bytes(f)))
+    return b"".join(out)

@@ -107,10 +107,6 @@ def test_each_fault_is_counted_exactly(tmp_path, opt, key, rule):
         assert broken == {rule, "opcode_sequence"}
     else:
         assert broken == predicted
-    # a retry is the same request unless the fault changed it
-    assert r["rules"]["retx_changed"] == s["injected"]["retx_changed"]
-    assert r["rules"]["retx_episode"] == (n if opt == "retx-changed" else
-                                          s["expected"]["rules"]["retx_episode"])
 
 
 def test_variant_mutations_are_never_flagged(tmp_path):

@@ -5,7 +5,6 @@ Each frame carries a correct ICRC computed by the test's own implementation (roc
 so a changed retransmission is told only by comparing it with its first transmission.
 """
 import json
-import struct
 import time
 
 import pytest
@@ -112,12 +111,7 @@ def test_unreliable_duplicates_are_not_retransmissions(tmp_path):
 def test_snapped_frames_are_not_compared(tmp_path):
     # a 128-byte snaplen, as mirror-port checkers use: the ICRC is not in the capture
     frames = [req("SEND_ONLY", 2, payload=512), req("SEND_ONLY", 2, payload=500)]
-    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 128, 1)
-    for i, f in enumerate(frames):
-        out += struct.pack("<IIII", roce.PCAP_EPOCH + i, 0, 128, len(f)) + f[:128]
-    path = tmp_path / "snapped.pcap"
-    path.write_bytes(out)
-    r = replay_json(path)
+    r = replay_json(roce.write_pcap(tmp_path / "snapped.pcap", frames, snaplen=128))
     assert r["snapped"] == 2
     assert {k: v for k, v in nonzero_rules(r).items() if k in RETX} == {
         "psn_duplicate": 1, "retx_episode": 1, "retx_uncompared": 1}
