@@ -238,8 +238,10 @@ def test_rocev1_icrc_masks_exactly_tclass_flowlabel_hoplimit(tmp_path):
     masked = [v1_rewrite(good, 0, 0x6F), v1_rewrite(good, 1, 0xAB), v1_rewrite(good, 3, 0x01),
               v1_rewrite(good, 7, 1), good[:14 + 44] + b"\xc0" + good[14 + 45:]]  # BTH FECN/BECN
     r = roce.replay_frames(tmp_path / "m.pcap", masked)
-    # five copies of one packet: the copies are duplicates, and every ICRC holds
-    assert (r["icrc_ok"], r["icrc_bad"]) == (5, 0) and nonzero_rules(r) == {"psn_duplicate": 4}
+    # five copies of one packet: the copies are one episode of retransmissions, the same request
+    # (no retx_changed: what differs is masked), and every ICRC holds
+    assert (r["icrc_ok"], r["icrc_bad"]) == (5, 0)
+    assert nonzero_rules(r) == {"psn_duplicate": 4, "retx_episode": 1, "retx_timeout": 1}
     # SGID, DGID and the first payload byte are covered
     covered = [v1_rewrite(good, 8, 0x01), v1_rewrite(good, 39, 0x01),
                good[:14 + 40 + 12] + b"\x01" + good[14 + 40 + 13:]]
