@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""Retransmissions on reliable connections: episodes, and whether a resent request is the same.
+"""Retransmissions on reliable connections: episodes, whether a resent request is the same, and
+NAKs: whether one names the first PSN missing, and whether the requester goes back to it.
 
 Each frame carries a correct ICRC computed by the test's own implementation (roce.icrc, zlib),
 so a changed retransmission is told only by comparing it with its first transmission.
@@ -53,6 +54,12 @@ def test_fields_a_sender_may_change(tmp_path, resend, payload):
     first = req("SEND_ONLY", 9, payload=payload)
     again = req("SEND_ONLY", 9, payload=payload, **resend)
     assert first != again
+    assert retx(tmp_path, [first, again]) == {"psn_duplicate": 1, "retx_episode": 1}
+
+
+def test_fields_a_sender_may_change_over_ipv6(tmp_path):
+    first = req("SEND_ONLY", 9, payload=300, ipv6=True)
+    again = req("SEND_ONLY", 9, payload=300, ipv6=True, ackreq=True, sport=0xD00D)
     assert retx(tmp_path, [first, again]) == {"psn_duplicate": 1, "retx_episode": 1}
 
 
