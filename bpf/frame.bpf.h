@@ -67,6 +67,7 @@ struct frame_info {
 	__u16 ip_id;
 	__u16 sport;
 	__u32 tlen;	 /* transport length, BTH to ICRC */
+	__u32 retx_from; /* a retransmitted request's episode, as roceval_flow.retx_from; else 0 */
 };
 
 /* What the L2-L4 parse learned about a RoCE frame. */

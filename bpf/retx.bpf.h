@@ -236,18 +236,23 @@ static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_c
  */
 static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
 {
-	const struct frame_info *fi = &s->fi;
+	struct frame_info *fi = &s->fi;
 	const struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
 
 	if (!f->req.in_retx) {
 		f->req.in_retx = 1;
+		f->retx_from = fi->psn | ROCEVAL_RETX_HELD;
 		violate(s, cnt, RULE_RETX_EPISODE);
 		if (!(f->retx_nak & ROCEVAL_RETX_HELD))
 			violate(s, cnt, RULE_RETX_TIMEOUT);
 		else if (fi->psn != (f->retx_nak & ROCE_PSN_MASK))
 			violate(s, cnt, psn_ahead(f->retx_nak, fi->psn) ? RULE_GO_BACK_EARLY : RULE_GO_BACK_LATE);
+		if (f->retx_nak & ROCEVAL_RETX_HELD)
+			f->retx_from |= ROCEVAL_RETX_AFTER_NAK;
 		f->retx_nak = 0;
 	}
+	/* a trace sample of it says which episode it belongs to */
+	fi->retx_from = f->retx_from;
 	if ((f->retx_missing & ROCEVAL_RETX_HELD) && fi->psn == (f->retx_missing & ROCE_PSN_MASK))
 		f->retx_missing = 0;
 	if (!fi->icrc_known || roce_ops[fi->opcode & 0x1F].family == FAM_READ_REQ ||

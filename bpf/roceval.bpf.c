@@ -79,6 +79,7 @@ static __always_inline void frame_begin(struct roceval_scratch *s, struct roceva
 	fi->headers_ok = 0;
 	fi->icrc_checked = 0;
 	fi->icrc_known = 0;
+	fi->retx_from = 0;
 	fi->dc = 0;
 	s->icrc_at = 0;
 }

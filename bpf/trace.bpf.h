@@ -164,6 +164,7 @@ static __always_inline void trace_sample_one(void *ctx, bool tc, __u32 base, __u
 	tbuf->ev.flags = s->fi.icrc_checked ? ROCEVAL_EV_ICRC_CHECKED : 0;
 	tbuf->ev.icrc_expected = s->fi.icrc_checked ? s->fi.icrc_expected : 0;
 	tbuf->ev.icrc_found = s->fi.icrc_checked ? s->fi.icrc_found : 0;
+	tbuf->ev.retx_from = s->fi.retx_from;
 	if (bpf_ringbuf_output(rb, tbuf, sizeof(tbuf->ev) + cap, 0))
 		cnt->total[TOTAL_TRACE_SKIPPED]++;
 	else

@@ -122,6 +122,7 @@ struct roceval_flow_space {
 #define ROCEVAL_RETX_SLOTS 8
 #define ROCEVAL_RETX_HELD 0x80000000u	/* psn_bits: the slot holds a request */
 #define ROCEVAL_RETX_ACKREQ 0x40000000u /* psn_bits: it was sent with AckReq */
+#define ROCEVAL_RETX_AFTER_NAK 0x40000000u /* retx_from: the episode followed a NAK */
 
 struct roceval_retx_slot {
 	__u32 psn_bits; /* PSN | ROCEVAL_RETX_* */
@@ -153,7 +154,7 @@ struct roceval_flow {
 	__u8 pad[2];
 	__u32 retx_missing; /* first request PSN missing since a psn_gap | ROCEVAL_RETX_HELD */
 	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent */
-	__u32 pad2;
+	__u32 retx_from;    /* the last episode's first PSN | ROCEVAL_RETX_HELD | ROCEVAL_RETX_AFTER_NAK */
 	__u64 packets;
 	__u64 bytes;	  /* frame bytes */
 	__u64 violations; /* frames that broke a warning- or error-severity rule */
@@ -180,6 +181,9 @@ struct roceval_trace_event {
 	__u32 icrc_expected; /* computed over the masked fields, as zlib's crc32() returns it */
 	__u32 icrc_found;    /* the 4 trailing bytes read little-endian */
 	__u32 flags;	     /* ROCEVAL_EV_* */
+	/* a retransmitted request's episode: its first PSN | ROCEVAL_RETX_HELD | ROCEVAL_RETX_AFTER_NAK, else 0 */
+	__u32 retx_from;
+	__u32 pad;
 };
 
 #define ROCEVAL_EV_ICRC_CHECKED 0x1

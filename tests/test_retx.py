@@ -6,13 +6,14 @@ Each frame carries a correct ICRC computed by the test's own implementation (roc
 so a changed retransmission is told only by comparing it with its first transmission.
 """
 import json
+import subprocess
 import time
 
 import pytest
 
 import cm_mad
 import roce
-from conftest import nonzero_rules, replay, replay_json, run, send_pcap
+from conftest import ROCEVAL, nonzero_rules, replay, replay_json, run, send_pcap
 
 A, B = "192.0.2.1", "192.0.2.2"
 RETX = {"psn_duplicate", "retx_episode", "retx_changed", "retx_uncompared"}
@@ -280,3 +281,38 @@ def test_live_counts_as_replay(netns, tmp_path):
                 "nak_psn_wrong": 1, "go_back_early": 1, "retx_changed": 1, "retx_timeout": 1}
     assert go_back(tmp_path, frames) == expected
     assert live_rules(netns, tmp_path, frames) == expected
+
+
+def test_trace_samples_carry_their_episode(netns, tmp_path):
+    c = cm_mad.Conn()
+    frames = lossy(c, 2, [2, 3, 4]) + [c.to_b("SEND_ONLY", c.b_psn + i, 64) for i in (3, 4, 5)]
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    try:
+        for form in ("--json", None):
+            trace = subprocess.Popen(
+                ["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx,
+                 "--qpn", str(c.b_qpn), "--count", "5"] + ([form] if form else []),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            assert "tracing" in trace.stderr.readline()
+            send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "t.pcap", frames),
+                      one_cpu=True)
+            stdout, _ = trace.communicate(timeout=10)
+            assert trace.returncode == 0
+            lines = stdout.splitlines()
+            if form:
+                got = [(json.loads(x)["psn"] - c.b_psn, json.loads(x).get("retx_episode"))
+                       for x in lines]
+                nak = {"from_psn": c.b_psn + 2, "after": "nak"}
+                timeout = {"from_psn": c.b_psn + 3, "after": "timeout"}
+                # the gap, the NAK's episode (2 and 3), then a timeout's (3 and 4)
+                assert got == [(3, None), (2, nak), (3, nak), (3, timeout), (4, timeout)]
+            else:
+                assert lines[1].endswith(
+                    f"; retransmission episode from psn {c.b_psn + 2} after a NAK")
+                assert lines[3].endswith(
+                    f"; retransmission episode from psn {c.b_psn + 3} after a timeout")
+            # the next round starts on a fresh flow table
+            run("detach", netns.if_rx, netns=netns.rx, check=True)
+            run("attach", netns.if_rx, netns=netns.rx, check=True)
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)

@@ -176,6 +176,12 @@ static void print_json(const struct sample *s)
 		if (ev->rules & (1ULL << i))
 			json_string(&w, NULL, rule_ids[i]);
 	json_array_end(&w);
+	if (ev->retx_from & ROCEVAL_RETX_HELD) {
+		json_object_begin(&w, "retx_episode");
+		json_u64(&w, "from_psn", ev->retx_from & ROCE_PSN_MASK);
+		json_string(&w, "after", ev->retx_from & ROCEVAL_RETX_AFTER_NAK ? "nak" : "timeout");
+		json_object_end(&w);
+	}
 	if (ev->flags & ROCEVAL_EV_ICRC_CHECKED) {
 		snprintf(hex, sizeof(hex), "0x%08x", ev->icrc_expected);
 		json_string(&w, "icrc_expected", hex);
@@ -205,7 +211,11 @@ static void print_text(const struct sample *s, const char *rules, const char *ic
 		printf("%s dqpn 0x%06x psn %u, ", s->op, s->d.dqpn, s->d.psn);
 	if (s->has_cm)
 		printf("%s peer qp 0x%06x, ", s->svc, s->cm.peer_qpn);
-	printf("length %u: %s%s\n", s->ev->frame_len, rules, icrc);
+	printf("length %u: %s%s", s->ev->frame_len, rules, icrc);
+	if (s->ev->retx_from & ROCEVAL_RETX_HELD)
+		printf("; retransmission episode from psn %u after %s", s->ev->retx_from & ROCE_PSN_MASK,
+		       s->ev->retx_from & ROCEVAL_RETX_AFTER_NAK ? "a NAK" : "a timeout");
+	putchar('\n');
 }
 
 int sample_report(const struct sample_output *o, const char *ifname, uint32_t ifidx, int cm_ends_fd,
