@@ -197,10 +197,11 @@ def test_trace_text_and_filters(netns, pcaps, tmp_path):
     send(netns, pcaps["bad"], tmp_path)
     stdout, _ = trace.communicate(timeout=10)
     assert trace.returncode == 0
+    # the frames were sent once before: on their RC flow they are now a retransmission
     assert re.fullmatch(
         rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} 192\.0\.2\.1\.\d+ > 192\.0\.2\.2\.4791: RC \w+ "
         r"dqpn 0x[0-9a-f]{6} psn \d+, length \d+: icrc\S*; icrc expected 0x[0-9a-f]{8} found 0x[0-9a-f]{8} "
-        r"\(stored byte-swapped\)\n", stdout)
+        r"\(stored byte-swapped\); retransmission episode from psn \d+ after a timeout\n", stdout)
     assert "192.0.2.1" in stdout
 
 
@@ -568,7 +569,8 @@ def test_tc_mode_counts_equal_replay(netns, pcaps, tmp_path):
     assert trace.returncode == 0
     assert re.fullmatch(rf"\d\d:\d\d:\d\d\.\d{{6}} {netns.if_rx} {netns.addr_tx}\.\d+ > {netns.addr_rx}\.4791: "
                         r"RC \w+ dqpn 0x[0-9a-f]{6} psn \d+, length \d+: icrc\S*; icrc expected 0x[0-9a-f]{8} "
-                        r"found 0x[0-9a-f]{8} \(stored byte-swapped\)\n", stdout)
+                        r"found 0x[0-9a-f]{8} \(stored byte-swapped\); retransmission episode from psn \d+ "
+                        r"after a timeout\n", stdout)  # its frames were sent before, in "both"
     run("detach", netns.if_rx, netns=netns.rx, check=True)
     assert not pin_dir(netns.if_rx, netns.rx).exists()
 
