@@ -190,21 +190,19 @@ static __always_inline void icrc_check(struct roceval_scratch *s, struct roceval
 }
 
 /*
- * The ICRC a reliable request was sent with, when it was not checked but
- * its datagram was copied whole (a small one): a retransmission of its PSN
- * is compared with it (retx.bpf.h).  Reading a larger frame's ICRC for
- * this would cost a helper call on every request, as much again as the
- * rest of the retransmission logic; those go uncompared under icrc_sample.
+ * The ICRC a request was sent with, when it was not checked but its
+ * datagram was copied whole (a small one): a retransmission of its PSN is
+ * compared with it (retx.bpf.h decides which requests that is).  Reading a
+ * larger frame's ICRC for this would cost a helper call on every request,
+ * as much again as the rest of the retransmission logic; those go
+ * uncompared under icrc_sample.
  */
 static __always_inline void icrc_held(struct roceval_scratch *s)
 {
 	struct frame_info *fi = &s->fi;
-	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
-	__u8 transport = fi->opcode >> 5;
 	__u32 at = s->icrc_at;
 
-	if (fi->icrc_known || !at || !fi->headers_ok || !(op->flags & OPF_REQUEST) ||
-	    op->family == FAM_READ_REQ || !(transport == ROCE_TR_RC || transport == ROCE_TR_XRC || fi->dc))
+	if (fi->icrc_known || !at || !(roce_ops[fi->opcode & 0x1F].flags & OPF_REQUEST))
 		return;
 	barrier_var(at);
 	if (at > ROCEVAL_HDR_COPY)
