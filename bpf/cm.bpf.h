@@ -202,6 +202,7 @@ static __always_inline void cm_end_add(struct cm_scratch *c, const struct roceva
 	e->pmtu = conn->pmtu;
 	e->pkey = conn->pkey;
 	e->initiator = initiator;
+	e->ack_timeout = conn->ack_timeout;
 	e->state = conn->state;
 	e->last_ns = frame_time_ns();
 	cm_end_key_set(&c->end_key, self->addr, self->qpn, conn->ipv6);

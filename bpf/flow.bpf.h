@@ -15,7 +15,8 @@
 #define ROCEVAL_FLOW_BPF_H
 
 #include "frame.bpf.h"
-#include "retx.bpf.h"
+#include "answer.bpf.h"
+#include "batch.bpf.h"
 
 /* Set by the loader together with both maps' max_entries. */
 const volatile __u32 flow_capacity = ROCEVAL_DEFAULT_FLOWS;
@@ -79,22 +80,37 @@ static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *
 	return bpf_map_lookup_elem(&flows, &s->flow_key);
 }
 
-/* A NAK judged against the requests it answers (retx.bpf.h).  Not inlined: NAKs are rare and the frame's stack is full. */
-static __noinline void flow_nak(struct roceval_scratch *s, struct roceval_counters *cnt)
+/*
+ * A response on a reliable connection (it has an AETH: ACK, NAK, atomic
+ * ACK, a READ response's first or last): matched to the requests it
+ * answers (answer.bpf.h), a NAK judged against them.  Not inlined: the
+ * frame's stack is full.
+ */
+static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
 {
 	__u32 zero = 0;
 	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
+	const struct frame_info *fi = &s->fi;
+	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
 	struct roceval_flow *r;
 	int by_cm;
 
 	if (!x)
 		return;
-	by_cm = retx_nak_requests(&s->fi, x);
+	by_cm = answer_pair(fi, f, x);
 	if (by_cm < 0)
 		return;
 	r = bpf_map_lookup_elem(&flows, &x->req);
-	if (r)
+	if (!r || (!by_cm && !answer_plausible(fi, r)))
+		return;
+	if (s->rules & RETX_NAK_RULES) {
 		retx_nak(s, cnt, r, by_cm);
+		return;
+	}
+	if (op->family == FAM_READ_RESP && (op->position == POS_FIRST || op->position == POS_ONLY))
+		answer_read(s, r);
+	if (!(fi->aeth >> 29)) /* syndrome 000xxxxx: an ACK */
+		answer_ack(s, r);
 }
 
 /* Message sequence in one space: FIRST MIDDLE* LAST, or ONLY. */
@@ -191,6 +207,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		struct roceval_flow_space *sp = (op->flags & OPF_REQUEST) ? &f->req : &f->resp;
 
 		f->transport = transport;
+		s->now_t = frame_time_ns() >> ROCEVAL_LAT_TIME_SHIFT;
 		if (op->payload == PL_PMTU) {
 			if (!f->pmtu)
 				f->pmtu = fi->payload;
@@ -215,7 +232,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 				if (psn_ahead(fi->psn, sp->next_psn)) {
 					violate(s, cnt, RULE_PSN_GAP);
 					if (transport != ROCE_TR_UC)
-						retx_gap(fi, f, sp->next_psn);
+						retx_gap(f, sp->next_psn);
 				} else {
 					/* A duplicate neither moves the expectation back nor reopens its message. */
 					violate(s, cnt, RULE_PSN_DUPLICATE);
@@ -235,15 +252,19 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		}
 
 		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC) {
-			if (duplicate)
+			if (duplicate) {
 				retx_resent(s, cnt, f);
-			else
-				retx_sent(fi, f);
+			} else {
+				retx_sent(s, f, op->family == FAM_READ_REQ);
+				if (f->hint_window != ANSWER_WINDOW(fi->psn))
+					answer_hint(fi, f);
+			}
 		}
-		if (fi->has_aeth)
+		if (fi->has_aeth) {
 			msn_check(s, cnt, f);
-		if (s->rules & RETX_NAK_RULES)
-			flow_nak(s, cnt);
+			if (transport != ROCE_TR_UC)
+				flow_answer(s, cnt, f);
+		}
 	}
 
 	flow_account(s, f, frame_len);

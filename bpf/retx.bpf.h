@@ -21,6 +21,7 @@
 
 #include "frame.bpf.h"
 #include "cm.bpf.h"
+#include "latency.bpf.h"
 
 #define CRC32_POLY_REFLECTED 0xEDB88320u
 #define RETX_SHIFT_BITS 14 /* the datagram bytes a shift can span: ROCEVAL_MAX_DATAGRAM < 2^14 */
@@ -99,16 +100,13 @@ static __always_inline bool retx_same_request(const struct roceval_retx_slot *he
 }
 
 /*
- * Where a NAK's requests are.  A NAK goes from the responder B to the
- * requester's QP a on host A; the requests it answers went from A to B's
- * QP b, which the NAK does not name.  With CM, b is the peer of the end
- * (A, a).  Without, it is inferred: the requester QP from A to B that last
- * had a PSN gap, which a NAK is the answer to (retx_gaps).
+ * Per-CPU room for the keys a response looks up: the CM end it goes to, the
+ * hint for its PSN window, and the flow of the requests it answers.
  */
 struct retx_scratch {
 	struct roceval_cm_end_key end;
-	struct roceval_retx_pair pair;
-	struct roceval_flow_key req; /* the NAK's request flow */
+	struct roceval_hint_key hint;
+	struct roceval_flow_key req;
 };
 
 struct {
@@ -119,31 +117,12 @@ struct {
 } retx_scratch SEC(".maps");
 
 /*
- * Written only when a flow's gap opens, read only for a NAK.  An LRU: a
- * lost entry costs a NAK judged no more, never a false alarm.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct roceval_retx_pair);
-	__type(value, __u32);
-} retx_gaps SEC(".maps");
-
-static __always_inline void retx_pair_set(struct roceval_retx_pair *k, const __u8 *requester, const __u8 *responder,
-					  __u8 ipv6)
-{
-	__builtin_memcpy(k->requester, requester, 16);
-	__builtin_memcpy(k->responder, responder, 16);
-	k->ipv6 = ipv6;
-	k->pad[0] = k->pad[1] = k->pad[2] = 0;
-}
-
-/*
  * How many PSNs past the first missing one a requester can have sent by the
  * time the NAK for it is seen: its window in flight, which at 100 Gb/s and
  * tens of microseconds is some hundreds of packets.  A gap older than this
  * was most likely the capture's loss, not the wire's (the requester never
  * resends what the responder got), and is neither kept nor judged against.
+ * It is also as far behind the requests as an answer is looked for.
  */
 #define RETX_NAK_REACH 1024
 
@@ -154,46 +133,10 @@ static __always_inline bool retx_gap_open(const struct roceval_flow *f)
 }
 
 /* A request PSN ahead of the expected one: the first one missing is remembered until resent. */
-static __noinline void retx_gap(const struct frame_info *fi, struct roceval_flow *f, __u32 expected)
+static __always_inline void retx_gap(struct roceval_flow *f, __u32 expected)
 {
-	__u32 zero = 0;
-	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
-
-	if (retx_gap_open(f))
-		return;
-	f->retx_missing = expected | ROCEVAL_RETX_HELD;
-	if (!x)
-		return;
-	retx_pair_set(&x->pair, fi->saddr, fi->daddr, fi->ipv6);
-	bpf_map_update_elem(&retx_gaps, &x->pair, &fi->flow_qpn, BPF_ANY);
-}
-
-/*
- * The key of the request flow a NAK answers, in x->req; 1 when CM named
- * it, 0 when inferred, -1 when unknown.
- */
-static __always_inline int retx_nak_requests(const struct frame_info *fi, struct retx_scratch *x)
-{
-	const struct roceval_cm_end *e = 0;
-	const __u32 *qpn = 0;
-	int by_cm = 0;
-
-	if (cm_active) {
-		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-		e = bpf_map_lookup_elem(&cm_ends, &x->end);
-		by_cm = e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr);
-	}
-	if (!by_cm) {
-		retx_pair_set(&x->pair, fi->daddr, fi->saddr, fi->ipv6);
-		qpn = bpf_map_lookup_elem(&retx_gaps, &x->pair);
-		if (!qpn)
-			return -1;
-	}
-	__builtin_memcpy(x->req.saddr, fi->daddr, 16);
-	__builtin_memcpy(x->req.daddr, fi->saddr, 16);
-	x->req.dqpn = by_cm && e ? e->peer_qpn : (qpn ? *qpn : 0);
-	x->req.ipv6 = fi->ipv6;
-	return by_cm;
+	if (!retx_gap_open(f))
+		f->retx_missing = expected | ROCEVAL_RETX_HELD;
 }
 
 /* A NAK of either kind that makes a requester go back: judge_op counted it. */
@@ -207,10 +150,10 @@ static __always_inline bool psn_within(__u32 p, __u32 from, __u32 to)
 /*
  * A NAK to requests whose flow is `r`.  A PSN sequence error NAK must name
  * the first request PSN missing, as far as this observer saw.  Its PSN is
- * where the requester must go back to (an RNR NAK's too).  An inferred
- * pairing is trusted only when the NAK names a PSN of the gap open on it:
- * PSNs start at random, so another QP's NAK falls there about once in 2^24
- * divided by the gap's width.
+ * where the requester must go back to (an RNR NAK's too).  When the pairing
+ * was inferred, a PSN sequence error NAK is trusted only when it names a
+ * PSN of the gap open on the flow: PSNs start at random, so another QP's
+ * NAK falls there about once in 2^24 divided by the gap's width.
  */
 static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *r,
 				     bool by_cm)
@@ -220,35 +163,88 @@ static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_c
 	bool gap = retx_gap_open(r);
 	__u32 missing = r->retx_missing & ROCE_PSN_MASK;
 
-	if (!by_cm && !(seq_err && gap && psn_within(fi->psn, missing, r->req.next_psn)))
+	if (!by_cm && seq_err && !(gap && psn_within(fi->psn, missing, r->req.next_psn)))
 		return;
 	if (seq_err && gap && fi->psn != missing)
 		violate(s, cnt, RULE_NAK_PSN_WRONG);
 	r->retx_nak = fi->psn | ROCEVAL_RETX_HELD;
+	r->nak_t = s->now_t;
+	r->nak_rnr = seq_err ? 0 : 0x80 | ((fi->aeth >> 24) & 0x1F);
+}
+
+/*
+ * A timeout-driven retransmission sooner after the request's previous
+ * transmission than the ACK timeout the connection's REQ announced.  The
+ * requester's timer starts no earlier than that transmission, so however
+ * far the observer sits from the requester, an earlier retransmission is
+ * early.  Only the initiator's requests: the REQ announces its timeout.
+ */
+static __always_inline void retx_timeout_early(struct roceval_scratch *s, struct roceval_counters *cnt,
+					       const struct roceval_retx_slot *held)
+{
+	const struct frame_info *fi = &s->fi;
+	const struct roceval_cm_end *e;
+	struct retx_scratch *x;
+	__u32 zero = 0;
+	__u64 waited;
+
+	if (!cm_active || (held->psn_bits & (ROCE_PSN_MASK | ROCEVAL_RETX_TIMED)) != (fi->psn | ROCEVAL_RETX_TIMED))
+		return;
+	x = bpf_map_lookup_elem(&retx_scratch, &zero);
+	if (!x)
+		return;
+	cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
+	e = bpf_map_lookup_elem(&cm_ends, &x->end);
+	if (!e || e->state >= CM_STATE_CLOSED || e->initiator || !e->ack_timeout || !addr_eq(e->peer, fi->saddr))
+		return;
+	waited = (__u64)(s->now_t - held->sent_t) << ROCEVAL_LAT_TIME_SHIFT;
+	if (!latency_backwards(s->now_t - held->sent_t) && waited < (4096ULL << (e->ack_timeout & 0x1F)))
+		violate(s, cnt, RULE_RETX_TIMEOUT_EARLY);
+}
+
+/* The first retransmission after a NAK: how long the requester took, and for an RNR NAK whether it waited enough. */
+static __always_inline void retx_after_nak(struct roceval_scratch *s, struct roceval_counters *cnt,
+					   const struct roceval_flow *f)
+{
+	__u32 waited = s->now_t - f->nak_t;
+
+	if (!(f->nak_rnr & 0x80)) {
+		latency_record(LAT_NAK_RETX, waited);
+		return;
+	}
+	latency_record(LAT_RNR_RETRY, waited);
+	if (!latency_backwards(waited) &&
+	    ((__u64)waited << ROCEVAL_LAT_TIME_SHIFT) < roce_rnr_timer_10us[f->nak_rnr & 0x1F] * 10000ULL)
+		violate(s, cnt, RULE_RNR_RETRY_EARLY);
 }
 
 /*
  * A resent request on a reliable connection: opens an episode if none is
  * open and is compared with what was held for its PSN.  READ re-requests
  * may legitimately ask for less (the PSN after the last response
- * received), so they are never compared.  Not inlined: retransmissions are
- * rare and the frame's stack has no room for it.
+ * received), so they are never compared.  Its answer is not timed: which
+ * transmission an answer is to cannot be told.  Not inlined:
+ * retransmissions are rare and the frame's stack has no room for it.
  */
 static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
 {
 	struct frame_info *fi = &s->fi;
-	const struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
+	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
 
+	cnt->total[TOTAL_RETX_PACKETS]++;
 	if (!f->req.in_retx) {
 		f->req.in_retx = 1;
 		f->retx_from = fi->psn | ROCEVAL_RETX_HELD;
 		violate(s, cnt, RULE_RETX_EPISODE);
-		if (!(f->retx_nak & ROCEVAL_RETX_HELD))
+		if (!(f->retx_nak & ROCEVAL_RETX_HELD)) {
 			violate(s, cnt, RULE_RETX_TIMEOUT);
-		else if (fi->psn != (f->retx_nak & ROCE_PSN_MASK))
-			violate(s, cnt, psn_ahead(f->retx_nak, fi->psn) ? RULE_GO_BACK_EARLY : RULE_GO_BACK_LATE);
-		if (f->retx_nak & ROCEVAL_RETX_HELD)
+			retx_timeout_early(s, cnt, held);
+		} else {
+			if (fi->psn != (f->retx_nak & ROCE_PSN_MASK))
+				violate(s, cnt, psn_ahead(f->retx_nak, fi->psn) ? RULE_GO_BACK_EARLY : RULE_GO_BACK_LATE);
+			retx_after_nak(s, cnt, f);
 			f->retx_from |= ROCEVAL_RETX_AFTER_NAK;
+		}
 		f->retx_nak = 0;
 	}
 	/* a trace sample of it says which episode it belongs to */
@@ -256,22 +252,34 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 	if ((f->retx_missing & ROCEVAL_RETX_HELD) && fi->psn == (f->retx_missing & ROCE_PSN_MASK))
 		f->retx_missing = 0;
 	if (!fi->icrc_known || roce_ops[fi->opcode & 0x1F].family == FAM_READ_REQ ||
-	    (held->psn_bits & ~ROCEVAL_RETX_ACKREQ) != (fi->psn | ROCEVAL_RETX_HELD))
+	    (held->psn_bits & (ROCE_PSN_MASK | ROCEVAL_RETX_HELD)) != (fi->psn | ROCEVAL_RETX_HELD))
 		violate(s, cnt, RULE_RETX_UNCOMPARED);
 	else if (!retx_same_request(held, fi, s->li.iphl))
 		violate(s, cnt, RULE_RETX_CHANGED);
+	if ((held->psn_bits & ROCE_PSN_MASK) == fi->psn) {
+		held->psn_bits &= ~ROCEVAL_RETX_WAITING;
+		held->sent_t = s->now_t;
+	}
 }
 
-/* A new request on a reliable connection ends any episode and is held for comparison. */
-static __always_inline void retx_sent(const struct frame_info *fi, struct roceval_flow *f)
+/*
+ * A new request on a reliable connection ends any episode, is held for
+ * comparison and waits for its answer (answer.bpf.h).
+ */
+static __always_inline void retx_sent(const struct roceval_scratch *s, struct roceval_flow *f, bool read)
 {
+	const struct frame_info *fi = &s->fi;
 	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
+	__u32 bits = fi->psn | ROCEVAL_RETX_TIMED | ROCEVAL_RETX_WAITING | (read ? ROCEVAL_RETX_READ : 0);
 
 	f->req.in_retx = 0;
-	held->psn_bits = fi->icrc_known ? fi->psn | ROCEVAL_RETX_HELD | (fi->ackreq ? ROCEVAL_RETX_ACKREQ : 0) : 0;
+	if (fi->icrc_known)
+		bits |= ROCEVAL_RETX_HELD | (fi->ackreq ? ROCEVAL_RETX_ACKREQ : 0);
+	held->psn_bits = bits;
 	held->icrc = fi->icrc_found;
 	held->ip_id = fi->ip_id;
 	held->sport = fi->sport;
+	held->sent_t = s->now_t;
 }
 
 #endif /* ROCEVAL_RETX_BPF_H */

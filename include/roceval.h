@@ -47,6 +47,55 @@ struct roceval_counters {
 	__u64 rule[RULE__COUNT];
 };
 
+/*
+ * Latencies, each a histogram per interface: the one definition the BPF
+ * program, the JSON, Prometheus and the docs take their kinds from.
+ * Times are the frames' own: a capture's timestamps in a replay, the
+ * kernel's clock at the XDP hook live.  X(ENUM, id, description)
+ */
+#define ROCEVAL_LATENCIES(X)                                                                 \
+	X(ACK, "ack", "request to the first ACK that covers it (a coalesced ACK covers every request up to its PSN)") \
+	X(READ, "read", "RDMA READ request to its first response")                           \
+	X(NAK_RETX, "nak_retx", "NAK to the first retransmission it asks for (PSN sequence error NAK)") \
+	X(RNR_RETRY, "rnr_retry", "RNR NAK to the retry it asks for")
+
+enum roceval_latency {
+#define ROCEVAL_LAT_ENUM(e, id, desc) LAT_##e,
+	ROCEVAL_LATENCIES(ROCEVAL_LAT_ENUM)
+#undef ROCEVAL_LAT_ENUM
+	LAT__COUNT
+};
+
+/*
+ * log2 buckets: bucket b counts latencies of at most 2^(ROCEVAL_LAT_SHIFT + b)
+ * ns and more than half that (bucket 0: up to 1.024 us).  Times are held in
+ * 16 ns units in 32 bits, and a difference of 2^31 units or more is taken
+ * for a frame timed before the one it answers (a capture merged from two
+ * interfaces, two CPUs' clocks) and not counted: a latency spans at most
+ * 34.4 s, the last bucket's bound.
+ */
+#define ROCEVAL_LAT_SHIFT 10
+#define ROCEVAL_LAT_BUCKETS 26
+#define ROCEVAL_LAT_TIME_SHIFT 4 /* times are held as ns >> 4 */
+
+static inline unsigned int roceval_lat_bucket(unsigned long long ns)
+{
+	unsigned long long v = ns ? (ns - 1) >> ROCEVAL_LAT_SHIFT : 0;
+	unsigned int b = 0;
+
+	for (int i = 0; i < 64 && v; i++) {
+		b++;
+		v >>= 1;
+	}
+	return b < ROCEVAL_LAT_BUCKETS ? b : ROCEVAL_LAT_BUCKETS - 1;
+}
+
+/* One latency histogram; per CPU in the "latency" map, one entry per kind. */
+struct roceval_latency_hist {
+	__u64 bucket[ROCEVAL_LAT_BUCKETS];
+	__u64 sum_ns;
+};
+
 /* Settings that change at run time live in the single-entry "settings" array map. */
 struct roceval_settings {
 	__u32 pmtu;	   /* 0: any legal PMTU for FIRST/MIDDLE, 4096 as the LAST/ONLY limit */
@@ -120,8 +169,11 @@ struct roceval_flow_space {
  * flow holds the last ROCEVAL_RETX_SLOTS request PSNs, by PSN modulo.
  */
 #define ROCEVAL_RETX_SLOTS 8
-#define ROCEVAL_RETX_HELD 0x80000000u	/* psn_bits: the slot holds a request */
+#define ROCEVAL_RETX_HELD 0x80000000u	/* psn_bits: the slot holds the request's ICRC */
 #define ROCEVAL_RETX_ACKREQ 0x40000000u /* psn_bits: it was sent with AckReq */
+#define ROCEVAL_RETX_WAITING 0x20000000u /* psn_bits: first sent at sent_t, no answer seen yet */
+#define ROCEVAL_RETX_READ 0x10000000u	/* psn_bits: a READ request, answered by its responses */
+#define ROCEVAL_RETX_TIMED 0x08000000u	/* psn_bits: sent_t holds when this PSN was last sent */
 #define ROCEVAL_RETX_AFTER_NAK 0x40000000u /* retx_from: the episode followed a NAK */
 
 struct roceval_retx_slot {
@@ -129,14 +181,21 @@ struct roceval_retx_slot {
 	__u32 icrc;	/* the trailing 4 bytes read little-endian */
 	__u16 ip_id;	/* IPv4 Identification, 0 otherwise */
 	__u16 sport;	/* UDP source port, 0 for RoCEv1 */
+	__u32 sent_t;	/* when it was last sent, ns >> ROCEVAL_LAT_TIME_SHIFT */
 };
 
-/* Two hosts, requester first: which of its flows to the other last had a PSN gap. */
-struct roceval_retx_pair {
+/*
+ * Which of a requester's flows to a responder sent PSNs in a window of 4096:
+ * how a response finds the requests it answers when no CM named the
+ * connection (BTH names only the destination QP, never the source).
+ */
+#define ROCEVAL_HINT_SHIFT 12
+struct roceval_hint_key {
 	__u8 requester[16];
 	__u8 responder[16];
 	__u8 ipv6;
-	__u8 pad[3];
+	__u8 pad;
+	__u16 window; /* PSN >> ROCEVAL_HINT_SHIFT */
 };
 
 /*
@@ -151,10 +210,14 @@ struct roceval_flow {
 	__u32 last_msn;
 	__u8 msn_valid;
 	__u8 transport;
-	__u8 pad[2];
+	__u8 nak_rnr;	    /* the last NAK to these requests was an RNR NAK: 0x80 | its timer code */
+	__u8 pad;
 	__u32 retx_missing; /* first request PSN missing since a psn_gap | ROCEVAL_RETX_HELD */
 	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent */
 	__u32 retx_from;    /* the last episode's first PSN | ROCEVAL_RETX_HELD | ROCEVAL_RETX_AFTER_NAK */
+	__u32 nak_t;	    /* when that NAK was seen, ns >> ROCEVAL_LAT_TIME_SHIFT */
+	__u16 hint_window;  /* the PSN window last put in the hints for these requests | 0x8000 */
+	__u16 miss_window;  /* responses: a PSN window whose requests were not found | 0x8000 */
 	__u64 packets;
 	__u64 bytes;	  /* frame bytes */
 	__u64 violations; /* frames that broke a warning- or error-severity rule */
@@ -163,6 +226,8 @@ struct roceval_flow {
 	__u64 last_jiffies;
 	__u32 rule[RULE__COUNT];
 	struct roceval_retx_slot retx[ROCEVAL_RETX_SLOTS];
+	/* latencies of the answers to these requests (ACK and READ kinds), as in the latency map */
+	__u32 latency[ROCEVAL_LAT_BUCKETS];
 };
 
 #define ROCEVAL_DEFAULT_TRACE_RATE 100

@@ -193,7 +193,8 @@ struct roceval_cm_end {
 	__u8 initiator;	   /* this end sent the REQ */
 	__u8 req_seen;	   /* a request to this end was judged against start_psn */
 	__u8 state;	   /* copy of the connection's, for the data path */
-	__u8 pad[7];
+	__u8 ack_timeout;  /* the REQ's Local ACK Timeout (the initiator's requests'), as the connection's */
+	__u8 pad[6];
 	__u64 last_ns;	   /* last CM message or packet to this end: replay's capture time, else ktime */
 };
 

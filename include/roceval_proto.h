@@ -203,6 +203,17 @@ static inline unsigned int roce_transport_hdr_len(unsigned int transport, unsign
 	}
 }
 
+/*
+ * RNR NAK timer codes (AETH syndrome 001xxxxx), IBA 9.7.5.2.8 table 45: the
+ * least time the requester must wait before it retries, in units of 10 us.
+ * Code 0 is the longest, 655.36 ms.
+ */
+static const unsigned int roce_rnr_timer_10us[32] = {
+	65536, 1,    2,	   3,	 4,    6,    8,	   12,	 16,   24,   32,
+	48,    64,   96,   128,	 192,  256,  384,  512,	 768,  1024, 1536,
+	2048,  3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+};
+
 #define ROCE_PMTU_IS_LEGAL(n) \
 	((n) == 256 || (n) == 512 || (n) == 1024 || (n) == 2048 || (n) == 4096)
 #define ROCE_PMTU_MAX 4096

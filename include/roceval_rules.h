@@ -66,6 +66,10 @@ enum roceval_severity {
 	  "retransmission after a NAK that starts before the NAK's PSN (go-back-0 or over-retransmission)") \
 	X(GO_BACK_LATE, "go_back_late", SEV_ERROR, "IBA 9.9.2",                              \
 	  "retransmission after a NAK that starts after the NAK's PSN (data skipped)") \
+	X(RETX_TIMEOUT_EARLY, "retx_timeout_early", SEV_WARNING, "IBA 9.7.6.1, 12.6 (REQ Local ACK Timeout)", \
+	  "timeout-driven retransmission sooner after the request's previous transmission than the ACK timeout its CM REQ announced (4.096 us x 2^t)") \
+	X(RNR_RETRY_EARLY, "rnr_retry_early", SEV_ERROR, "IBA 9.7.5.2.8",                      \
+	  "retry after an RNR NAK sooner than the NAK's RNR timer allows") \
 	X(FLOW_EVICTED, "flow_evicted", SEV_INFO, "roceval",                                \
 	  "flows dropped from a full flow table (their sequence state was lost)")          \
 	X(CNP, "cnp", SEV_INFO, "IBA A17.9.3", "congestion notification packets (opcode 0x81)") \
@@ -154,6 +158,8 @@ enum roceval_rule {
 	X(SNAPPED, "snapped", "snapped_frames", "",                                        \
 	  "replayed RoCE frames the capture holds only the start of (captured length below the wire length): judged on the bytes present, ICRC unchecked") \
 	X(DROPPED, "dropped", "dropped_frames", "", "frames dropped by enforce mode")      \
+	X(RETX_PACKETS, "retx_packets", "retransmitted_frames", "",                        \
+	  "requests resent on reliable connections (RC, XRC, DC): a PSN behind the expected one, READ re-requests included") \
 	X(TRACE_SAMPLES, "trace_samples", "trace_frames", "result=\"sampled\"",             \
 	  "violating frames sent to a running trace")                                     \
 	X(TRACE_SKIPPED, "trace_skipped", "trace_frames", "result=\"skipped\"",             \
@@ -171,6 +177,7 @@ enum roceval_rule {
 	X("icrc_frames", "RoCE frames by ICRC outcome: ok, bad, unchecked (could not be computed), skipped (icrc_sample)") \
 	X("snapped_frames", "replayed RoCE frames the capture cut short of their wire length (ICRC unchecked)") \
 	X("dropped_frames", "frames dropped by enforce mode")                              \
+	X("retransmitted_frames", "requests resent on reliable connections (RC, XRC, DC)")  \
 	X("trace_frames", "violating frames sampled to a running trace, or skipped by its rate limit or a full ring buffer")
 
 enum roceval_total {

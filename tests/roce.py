@@ -365,8 +365,9 @@ def cooked(frame, linktype, *, proto=None, strip_vlan=False, halen=6):
     return struct.pack(">HHIHBB8s", etype, 0, 3, 1, 0, halen, addr) + body
 
 
-def pcapng_bytes(frames, linktype=1):
-    """The same frames as a pcapng file: section header, one interface, enhanced packet blocks."""
+def pcapng_bytes(frames, linktype=1, times=None):
+    """The same frames as a pcapng file: section header, one interface, enhanced packet blocks.
+    times: seconds, as pcap_bytes takes them (default: one microsecond apart)."""
     def block(btype, body):
         body += bytes(-len(body) % 4)
         n = len(body) + 12
@@ -375,5 +376,6 @@ def pcapng_bytes(frames, linktype=1):
     out = [block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)),
            block(1, struct.pack("<HHI", linktype, 0, 65535))]
     for i, f in enumerate(frames):
-        out.append(block(6, struct.pack("<IIIII", 0, 0, i, len(f), len(f)) + bytes(f)))
+        us = i if times is None else (PCAP_EPOCH * 10**6 + round(times[i] * 1e6))
+        out.append(block(6, struct.pack("<IIIII", 0, us >> 32, us & 0xFFFFFFFF, len(f), len(f)) + bytes(f)))
     return b"".join(out)

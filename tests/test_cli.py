@@ -255,7 +255,10 @@ def test_rules_json_lists_every_id():
 def test_rules_text_and_markdown():
     ids = [i for i, _ in header_rules()]
     text = run("rules", check=True).stdout.splitlines()
-    assert [line.split()[0] for line in text[1:]] == ids
+    blank = text.index("")
+    assert [line.split()[0] for line in text[1:blank]] == ids
+    # then the latency kinds, from the same header
+    assert [line.split()[0] for line in text[blank + 1:]] == ["LATENCY", "ack", "read", "nak_retx", "rnr_retry"]
     md = run("rules", "--markdown", check=True).stdout
     assert [m for m in re.findall(r"^\| `(\w+)` \| (?:error|warning|info) \|", md, re.M)] == ids
     one_error_line(run("rules", "--yaml"), 2, "rules")

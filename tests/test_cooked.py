@@ -9,7 +9,7 @@ import time
 import pytest
 
 import roce
-from conftest import replay_json, run
+from conftest import replay_json, run, timeless
 from roce import SLL, SLL2, cooked
 
 FAULTS = ("--corrupt-icrc", "1%", "--flip-invariant", "1%", "--drop", "1%", "--duplicate", "1%",
@@ -18,22 +18,33 @@ FAULTS = ("--corrupt-icrc", "1%", "--flip-invariant", "1%", "--drop", "1%", "--d
 
 def pcap_records(path):
     """(caplen bytes, wire length) of every record of a little-endian microsecond pcap."""
+    return [(f, wire) for f, wire, _ in timed_records(path)]
+
+
+def timed_records(path):
+    """(caplen bytes, wire length, seconds after roce.PCAP_EPOCH) of every record."""
     data = path.read_bytes()
     assert data[:4] == b"\xd4\xc3\xb2\xa1"
     out, off = [], 24
     while off < len(data):
-        caplen, wire = struct.unpack_from("<II", data, off + 8)
-        out.append((data[off + 16:off + 16 + caplen], wire))
+        sec, usec, caplen, wire = struct.unpack_from("<IIII", data, off)
+        out.append((data[off + 16:off + 16 + caplen], wire, sec - roce.PCAP_EPOCH + usec / 1e6))
         off += 16 + caplen
     return out
 
 
-def write(path, linktype, records, pcapng=False):
+def write(path, linktype, records, pcapng=False, times=None):
     if pcapng:
-        path.write_bytes(roce.pcapng_bytes(records, linktype=linktype))
+        path.write_bytes(roce.pcapng_bytes(records, linktype=linktype, times=times))
     else:
-        roce.write_pcap(path, records, linktype=linktype)
+        roce.write_pcap(path, records, linktype=linktype, times=times)
     return path
+
+
+def original_times(path):
+    """The original capture's frames and times: a copy keeps its latencies."""
+    recs = timed_records(path)
+    return [f for f, _, _ in recs], [t for _, _, t in recs]
 
 
 def without_flows(r):
@@ -64,10 +75,10 @@ def test_cooked_counts_equal_ethernet(tmp_path, original, linktype, pcapng):
     want = replay_json(original["plain"], "--pmtu", "1024")
     assert want["icrc_bad"] > 0 and want["rules"]["psn_gap"] > 0 and want["rules"]["pad"] > 0
     assert want["roce"] > 2900  # the test means something
-    frames = [f for f, _ in pcap_records(original["plain"])]
-    path = write(tmp_path / "c.cap", linktype, [cooked(f, linktype) for f in frames], pcapng)
+    frames, times = original_times(original["plain"])
+    path = write(tmp_path / "c.cap", linktype, [cooked(f, linktype) for f in frames], pcapng, times)
     got = replay_json(path, "--pmtu", "1024")
-    # every total and rule, and every flow with its packets and bytes
+    # every total and rule, every flow with its packets and bytes, and the latencies (same times)
     assert got == want
 
 
@@ -77,11 +88,12 @@ def test_cooked_vlan(tmp_path, original, linktype):
     one the kernel took off comes out untagged; both validate like the original."""
     want = replay_json(original["vlan"])
     assert want["roce"] > 900 and want["icrc_bad"] > 0
-    frames = [f for f, _ in pcap_records(original["vlan"])]
+    frames, times = original_times(original["vlan"])
     assert all(f[12:14] == b"\x81\x00" for f in frames)
-    kept = write(tmp_path / "kept.pcap", linktype, [cooked(f, linktype) for f in frames])
+    kept = write(tmp_path / "kept.pcap", linktype, [cooked(f, linktype) for f in frames], times=times)
     assert replay_json(kept) == want
-    stripped = write(tmp_path / "stripped.pcap", linktype, [cooked(f, linktype, strip_vlan=True) for f in frames])
+    stripped = write(tmp_path / "stripped.pcap", linktype, [cooked(f, linktype, strip_vlan=True) for f in frames],
+                     times=times)
     got = replay_json(stripped)
     # bytes are 4 fewer a frame without the tag; everything else is the same
     assert without_flows(got) == untagged(want)
@@ -164,7 +176,7 @@ def test_tcpdump_any_of_generated_traffic(netns, tmp_path, opts, linktype, vlan)
         captured = stop(proc)
     assert captured == summary["frames"]
     assert struct.unpack_from("<I", cap.read_bytes(), 20)[0] == linktype
-    got, want = replay_json(cap, "--pmtu", "1024"), replay_json(orig, "--pmtu", "1024")
+    got, want = (timeless(replay_json(p, "--pmtu", "1024")) for p in (cap, orig))
     first = pcap_records(cap)[0][0]
     proto = first[14:16] if linktype == SLL else first[0:2]
     if not vlan or proto == b"\x81\x00":

@@ -24,6 +24,8 @@ STATEFUL |= {"cm", "cm_established", "cm_rep_unknown", "cm_rtu_unknown", "cm_dre
 # Retransmission rules judge a request against its first transmission: tests/test_retx.py.
 STATEFUL |= {"retx_episode", "retx_changed", "retx_uncompared", "retx_timeout", "nak_psn_wrong",
              "go_back_early", "go_back_late"}
+# Timer rules judge a retry against when its NAK or its first transmission came: test_latency.py.
+STATEFUL |= {"retx_timeout_early", "rnr_retry_early"}
 
 
 class Case:

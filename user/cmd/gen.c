@@ -114,9 +114,11 @@ static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool k
 		if (gen_faults[f].rule >= 0 && f != F_CM_PMTU)
 			exp[gen_faults[f].rule] += g->injected[f];
 	exp[RULE_PAYLOAD_LENGTH] += g->pmtu_breaks;
-	exp[RULE_PSN_DUPLICATE] += g->injected[F_RETX_CHANGED];
+	exp[RULE_PSN_DUPLICATE] += g->injected[F_RETX_CHANGED] + g->injected[F_RNR_EARLY];
+	exp[RULE_NAK_RNR] += g->injected[F_RNR_EARLY];
 	exp[RULE_RETX_EPISODE] = g->retx_episodes;
-	exp[RULE_RETX_TIMEOUT] = g->retx_episodes; /* no NAK is ever sent */
+	/* the only NAKs are --rnr-early's; a retry waits out the announced ACK timeout, so none is early */
+	exp[RULE_RETX_TIMEOUT] = g->retx_episodes - g->retx_after_nak;
 	exp[RULE_RETX_UNCOMPARED] = g->retx_uncompared;
 	exp[RULE_CM_PKEY] = g->pkey_breaks;
 	exp[RULE_CM] = g->cm_mads;
@@ -229,6 +231,7 @@ enum {
 	OPT_PKEY,
 	OPT_QUIET,
 	OPT_CM,
+	OPT_ACK_DELAY,
 	OPT_FAULT, /* + enum fault */
 };
 
@@ -252,6 +255,7 @@ static const struct option gen_options[] = {
 	{ "pkey", required_argument, NULL, OPT_PKEY },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "cm", no_argument, NULL, OPT_CM },
+	{ "ack-delay", required_argument, NULL, OPT_ACK_DELAY },
 #define FAULT_OPT(e, opt, json, rule) { opt, required_argument, NULL, OPT_FAULT + F_##e },
 	GEN_FAULTS(FAULT_OPT)
 #undef FAULT_OPT
@@ -315,6 +319,11 @@ static int traffic_option(struct gen *g, struct gen_cli *cli, int opt, const cha
 		return 0;
 	case OPT_CM:
 		g->cm = true;
+		return 0;
+	case OPT_ACK_DELAY:
+		if (!parse_u64(arg, 10000000, &v))
+			return command_usage_error(&cmd_gen, "--ack-delay wants 0 to 10000000 microseconds: '%s'", arg);
+		g->ack_delay_ns = v * 1000;
 		return 0;
 	}
 	return NOT_MINE;
@@ -633,7 +642,13 @@ const struct command cmd_gen = {
 		"                        RTU as NVMe-oF, tcp/4420) and disconnect it after (DREQ,\n"
 		"                        DREP); the first is rejected once (REQ, REJ, reason 28\n"
 		"                        consumer) before it connects.  These MADs come on top of\n"
-		"                        --count and get no fault but the two below\n"
+		"                        --count and get no fault but the two below.  The REQ\n"
+		"                        announces an ACK timeout of 4.2 ms (t = 10); a resent RC\n"
+		"                        request waits 5 ms first, as a requester's timer would\n"
+		"                        make it (into a capture: its timestamps move on)\n"
+		"      --ack-delay USEC  every RC ACK comes USEC microseconds late: live, gen waits;\n"
+		"                        in a capture, frames are a microsecond apart and each ACK\n"
+		"                        that much more (replay's \"ack\" latency shows it)\n"
 		"  -j, --json            the summary as one JSON object: seed, frames, injected,\n"
 		"                        mutations, and \"expected\" in the replay schema (frames, roce,\n"
 		"                        icrc_ok, icrc_bad, rules) with every rule it can predict\n"
@@ -656,6 +671,9 @@ const struct command cmd_gen = {
 		"  --retx-changed RATE   an RC SEND/WRITE ONLY request sent twice, the retry\n"
 		"                        carrying one other payload byte (also\n"
 		"                        psn_duplicate, retx_episode, retx_timeout)        -> retx_changed\n"
+		"  --rnr-early RATE      an RC SEND/WRITE ONLY request answered by an RNR NAK\n"
+		"                        (timer code 0, 655.36 ms) and retried at once (also\n"
+		"                        nak_rnr, psn_duplicate, retx_episode)             -> rnr_retry_early\n"
 		"  --bad-opcode RATE     adds a frame with an opcode reserved for the\n"
 		"                        transport, on a QP of its own                     -> opcode\n"
 		"  --bad-pad RATE        a LAST/ONLY packet sent without its pad bytes     -> pad\n"

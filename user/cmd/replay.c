@@ -12,6 +12,7 @@
 #include "counters.h"
 #include "cm.h"
 #include "flows.h"
+#include "latency.h"
 #include "json.h"
 #include "replay_file.h"
 #include "settings.h"
@@ -111,6 +112,7 @@ static int parse_options(int argc, char **argv, struct roceval_settings *cfg, st
 /* What the program learned, read back once the capture has run. */
 struct replay_result {
 	struct roceval_counters c;
+	struct roceval_latency_hist latency[LAT__COUNT];
 	struct flow_entry *flows;
 	int nflows, conns_fd, ends_fd, rej_fd;
 };
@@ -121,6 +123,11 @@ static int collect(struct replay *r, struct replay_result *res)
 
 	if (err)
 		return err;
+	err = latency_read(replay_latency_fd(r), res->latency);
+	if (err) {
+		pr_warn("Couldn't read the latency histograms: %s", strerror(-err));
+		return err;
+	}
 	replay_cm_fds(r, &res->conns_fd, &res->ends_fd, &res->rej_fd);
 	res->nflows = flows_collect(replay_flows_fd(r), &res->flows);
 	if (res->nflows < 0) {
@@ -140,6 +147,8 @@ static void print_json(const struct replay_result *res, const struct replay_opts
 	json_object_begin(&w, NULL);
 	counters_json(&w, &res->c);
 	json_bool(&w, "icrc_all_bad_both_directions", both_ways);
+	retransmission_json(&w, &res->c);
+	latency_json(&w, res->latency);
 	cm_rej_json(&w, res->rej_fd);
 	cm_connections_json(&w, res->conns_fd);
 	flows_json(&w, res->flows, res->nflows, o->top);
@@ -170,6 +179,7 @@ static void print_text(const struct replay_result *res, const struct replay_opts
 		       f->unrecorded, f->snap_unrecorded);
 	putchar('\n');
 	counters_print_table(stdout, c, NULL, NULL, 1);
+	latency_print(stdout, res->latency);
 	flows_print_table(stdout, res->flows, res->nflows, o->top);
 }
 

@@ -5,6 +5,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "json.h"
+#include "latency.h"
 #include "settings.h"
 
 extern const struct command cmd_rules;
@@ -50,6 +51,14 @@ static int do_rules(int argc, char **argv)
 				printf("not exported: the sum of other rows");
 			printf(" | %s |\n", total_descs[i]);
 		}
+		printf("\n## Latency histograms\n\n| kind | measures |\n|---|---|\n");
+		for (int k = 0; k < LAT__COUNT; k++)
+			printf("| `%s` | %s |\n", latency_ids[k], latency_descs[k]);
+		printf("\nEach is the Prometheus histogram `roceval_latency_seconds{interface, kind=\"KIND\"}` and the "
+		       "`latency` object of `replay --json` and `stats --json`.  Buckets are log2: up to 1.024 us, "
+		       "2.048 us, ... %.1f s; the frames' own times are used (a capture's timestamps in a replay, "
+		       "the kernel's clock live), in 16 ns units.\n",
+		       latency_le_ns(ROCEVAL_LAT_BUCKETS - 1) / 1e9);
 		printf("\n## Run-time settings\n\n```\n");
 		settings_usage(stdout);
 		printf("```\n");
@@ -58,6 +67,9 @@ static int do_rules(int argc, char **argv)
 		for (int i = 0; i < RULE__COUNT; i++)
 			printf("%-18s %-8s %-28s %s\n", rule_ids[i], severity_name(rule_sevs[i]), rule_refs[i],
 			       rule_descs[i]);
+		printf("\n%-18s %s\n", "LATENCY", "MEASURES");
+		for (int k = 0; k < LAT__COUNT; k++)
+			printf("%-18s %s\n", latency_ids[k], latency_descs[k]);
 	}
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "counters.h"
 #include "daemon.h"
+#include "latency.h"
 #include "http.h"
 #include "json.h"
 #include "live.h"
@@ -611,6 +612,7 @@ static void render_metrics(void *ctx, FILE *f)
 {
 	static struct roceval_counters c[DAEMON_MAX_IFACES];
 	static __u64 rej[DAEMON_MAX_IFACES][ROCEVAL_CM_REJ_SLOTS];
+	static struct roceval_latency_hist lat[DAEMON_MAX_IFACES][LAT__COUNT];
 	static struct prom_iface pi[DAEMON_MAX_IFACES];
 	struct daemon *d = ctx;
 	int n = 0;
@@ -633,6 +635,7 @@ static void render_metrics(void *ctx, FILE *f)
 			.flows = flow_count(s->li.flows_fd),
 			.flows_max = flow_capacity(s->li.flows_fd),
 			.cm_rej = cm_rej_read(s->li.cm_rej_fd, rej[n]) ? NULL : rej[n],
+			.latency = s->li.latency_fd < 0 || latency_read(s->li.latency_fd, lat[n]) ? NULL : lat[n],
 		};
 		n++;
 	}

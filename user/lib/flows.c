@@ -9,6 +9,7 @@
 #include "cm.h"
 #include "json.h"
 #include "flows.h"
+#include "latency.h"
 
 static int by_violations_then_packets(const void *a, const void *b)
 {
@@ -133,6 +134,29 @@ const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len)
 	return buf;
 }
 
+unsigned long long flow_latency_count(const struct roceval_flow *f)
+{
+	unsigned long long n = 0;
+
+	for (int b = 0; b < ROCEVAL_LAT_BUCKETS; b++)
+		n += f->latency[b];
+	return n;
+}
+
+/* "latency": the answers to the flow's requests, when it had any. */
+static void flow_latency_json(struct json_writer *w, const struct roceval_flow *f)
+{
+	unsigned long long n = flow_latency_count(f);
+
+	if (!n)
+		return;
+	json_object_begin(w, "latency");
+	json_u64(w, "count", n);
+	json_u64(w, "p50_ns", latency_quantile32_ns(f->latency, 0.5));
+	json_u64(w, "p99_ns", latency_quantile32_ns(f->latency, 0.99));
+	json_object_end(w);
+}
+
 void flow_json(struct json_writer *w, const struct flow_entry *e)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
@@ -149,6 +173,7 @@ void flow_json(struct json_writer *w, const struct flow_entry *e)
 		if (e->val.rule[i])
 			json_u64(w, rule_ids[i], e->val.rule[i]);
 	json_object_end(w);
+	flow_latency_json(w, &e->val);
 	if (e->has_cm) {
 		char svc[64];
 

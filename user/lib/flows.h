@@ -22,9 +22,13 @@ struct flow_entry {
 int flows_collect(int flows_fd, struct flow_entry **out);
 struct json_writer;
 
+/* Answers to the flow's requests timed (its latency histogram's samples). */
+unsigned long long flow_latency_count(const struct roceval_flow *f);
 /*
  * An object: "src", "dst", "dqpn", "packets", "bytes", "violations", "rules":
- * {non-zero ids}, and for a CM-learned flow "service" and "peer_qpn".
+ * {non-zero ids}; "latency": {"count", "p50_ns", "p99_ns"} of the answers to
+ * its requests when there were any; and for a CM-learned flow "service" and
+ * "peer_qpn".
  */
 void flow_json(struct json_writer *w, const struct flow_entry *e);
 /* "flows": [...] with at most `top` flows, into the object being written. */

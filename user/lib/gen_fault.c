@@ -99,6 +99,10 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 	case F_DUP:
 		/* a repeated ONLY is one psn_duplicate and keeps every message well formed */
 		return (d->flags & DF_REQUEST) && op->position == POS_ONLY;
+	case F_RNR_EARLY:
+		/* a single-packet RC SEND or WRITE: the NAK and the retry leave its message whole */
+		return (d->flags & DF_REQUEST) && op->position == POS_ONLY && d->opcode >> 5 == ROCE_TR_RC &&
+		       (op->family == FAM_SEND || op->family == FAM_WRITE);
 	case F_RETX_CHANGED:
 		/* a reliable request with payload, so the retry can carry other data */
 		return (d->flags & DF_REQUEST) && op->position == POS_ONLY && d->opcode >> 5 == ROCE_TR_RC &&
@@ -118,10 +122,14 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
  * The request sent again, as a requester retrying it may: with AckReq set
  * and a new IPv4 Identification, which leave it the same request.  A
  * `changed` retry carries one other payload byte, its ICRC made to match.
+ * Without a NAK before it, an RC retry on a CM connection waits out the ACK
+ * timeout the REQ announced.
  */
 static int resend(struct gen *g, struct gen_out *o, const struct desc *d, uint8_t *frame, uint32_t len,
-		  const struct pkt_layout *lay, bool changed)
+		  const struct pkt_layout *lay, bool changed, bool after_nak)
 {
+	if (g->cm && d->opcode >> 5 == ROCE_TR_RC && !after_nak)
+		gen_out_wait(o, GEN_RETX_WAIT_NS);
 	frame[lay->bth + 8] |= 0x80;
 	if (!lay->ipv6)
 		put16(frame + lay->l3 + 4, g->ip_id[d->side]++);
@@ -130,6 +138,7 @@ static int resend(struct gen *g, struct gen_out *o, const struct desc *d, uint8_
 	pkt_finish(frame, lay);
 	if (d->opcode >> 5 == ROCE_TR_RC) {
 		g->retx_episodes++;
+		g->retx_after_nak += after_nak;
 		if (roce_ops[d->opcode & 0x1F].family == FAM_READ_REQ)
 			g->retx_uncompared++;
 	}
@@ -331,7 +340,7 @@ static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struc
 		put16(m + CM_REQ_PKEY, g->pkey);
 		m[CM_REQ_MTU_RNR] = cm_mtu_code(pmtu) << 4 | 7;
 		m[CM_REQ_MTU_RNR + 1] = 0xF0; /* max CM retries */
-		m[CM_REQ_ACK_TIMEOUT] = 0x13 << 3;
+		m[CM_REQ_ACK_TIMEOUT] = GEN_CM_ACK_TIMEOUT << 3;
 		break;
 	case CM_ATTR_REP:
 		psn = c->psn0[0];
@@ -372,6 +381,20 @@ static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struc
 	return gen_out_frame(o, frame, len);
 }
 
+/* The responder's RNR NAK to request d, as if it had no receive buffer for it: d's PSN, its last MSN. */
+static int send_rnr_nak(struct gen *g, struct gen_out *o, const struct conn *c, const struct desc *d)
+{
+	static uint8_t frame[PKT_MAX_FRAME];
+	struct desc nak = { .idx = d->idx, .psn = d->psn, .side = !d->side, .opcode = ROCE_TR_RC << 5 | 0x11 };
+	uint64_t drng = g->seed ^ d->idx;
+	struct pkt_layout lay;
+	struct pkt_spec s;
+
+	nak.aeth = (0x20u | GEN_RNR_TIMER) << 24 | (c->msn_sent[nak.side] & ROCE_PSN_MASK);
+	fill_spec(g, c, &nak, &s, NULL, &drng);
+	return gen_out_frame(o, frame, pkt_build(&s, frame, sizeof(frame), &lay));
+}
+
 int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
 {
 	static uint8_t frame[PKT_MAX_FRAME], payload[ROCE_PMTU_MAX + 8];
@@ -407,7 +430,7 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	/* a PMTU announced smaller or larger than the traffic's makes some payloads illegal */
 	if (c->cm_pmtu && c->cm_pmtu != g->pmtu && d->opcode >> 5 == ROCE_TR_RC &&
 	    payload_breaks_pmtu(op, d->len, c->cm_pmtu))
-		g->pmtu_breaks += f == F_DUP || f == F_RETX_CHANGED ? 2 : 1;
+		g->pmtu_breaks += f == F_DUP || f == F_RETX_CHANGED || f == F_RNR_EARLY ? 2 : 1;
 	fill_spec(g, c, d, &s, payload, &drng);
 	if (f == F_BAD_PAD) /* the pad left out: the transport length is no multiple of 4 */
 		s.padcnt = s.pad_bytes = 0;
@@ -439,9 +462,16 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	}
 	if (d->opcode == ROCE_OPCODE_CNP)
 		g->cnp++;
+	if (op->aeth_off != ROCE_NO_HDR)
+		c->msn_sent[d->side] = d->aeth & ROCE_PSN_MASK;
+	/* a late ACK: the responder held it back (--ack-delay) */
+	if (g->ack_delay_ns && d->opcode == (ROCE_TR_RC << 5 | 0x11))
+		gen_out_wait(o, g->ack_delay_ns);
 	err = gen_out_frame(o, frame, len);
-	if (!err && (f == F_DUP || f == F_RETX_CHANGED))
-		err = resend(g, o, d, frame, len, &lay, f == F_RETX_CHANGED);
+	if (!err && f == F_RNR_EARLY)
+		err = send_rnr_nak(g, o, c, d);
+	if (!err && (f == F_DUP || f == F_RETX_CHANGED || f == F_RNR_EARLY))
+		err = resend(g, o, d, frame, len, &lay, f == F_RETX_CHANGED, f == F_RNR_EARLY);
 	if (!err && f == F_BAD_OPCODE)
 		err = send_reserved_opcode(g, o, c, d, frame, payload, &g->fault_rng);
 	return err;

@@ -117,8 +117,8 @@ int gen_out_frame(struct gen_out *o, const uint8_t *frame, size_t len)
 			return -errno;
 		}
 	} else {
-		/* one frame per microsecond of capture time */
-		uint64_t ts_ns = (TS_BASE * 1000000ULL + o->n) * 1000;
+		/* one frame per microsecond of capture time, and the waits */
+		uint64_t ts_ns = (TS_BASE * 1000000ULL + o->n) * 1000 + o->late_ns;
 
 		if (capture_frame(&o->cap, 0, ts_ns, frame, len, len, NULL)) {
 			pr_warn("Couldn't write the capture: %s", strerror(errno));
@@ -129,4 +129,16 @@ int gen_out_frame(struct gen_out *o, const uint8_t *frame, size_t len)
 	if (o->pps || (o->n & 255) == 0) /* paced runs are slow enough to look at the clock each frame */
 		gen_out_progress(o, false);
 	return 0;
+}
+
+void gen_out_wait(struct gen_out *o, uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL) };
+
+	if (o->fd < 0) {
+		o->late_ns += ns;
+		return;
+	}
+	while (nanosleep(&ts, &ts) && errno == EINTR && !*o->stop)
+		;
 }

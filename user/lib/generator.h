@@ -33,6 +33,7 @@
 	X(DROP, "drop", "drop", RULE_PSN_GAP)                                                \
 	X(DUP, "duplicate", "duplicate", RULE_PSN_DUPLICATE)                                 \
 	X(RETX_CHANGED, "retx-changed", "retx_changed", RULE_RETX_CHANGED)                   \
+	X(RNR_EARLY, "rnr-early", "rnr_early", RULE_RNR_RETRY_EARLY)                          \
 	X(BAD_OPCODE, "bad-opcode", "bad_opcode", RULE_OPCODE)                               \
 	X(BAD_PAD, "bad-pad", "bad_pad", RULE_PAD)                                           \
 	X(SE, "se-misuse", "se_misuse", RULE_SE)                                             \
@@ -82,6 +83,15 @@ extern const char *const gen_kind_names[K__COUNT];
 #define DF_CM 0x20	  /* an RDMA CM MAD (d->cm_attr) on QP1 */
 #define DF_CM_REJECTED 0x40 /* of the connection attempt --cm has rejected */
 
+/*
+ * The ACK timeout the REQ announces, 4.096 us << 10 = 4.2 ms, and how long a
+ * resent request waits first: a requester retransmits on its timer.
+ */
+#define GEN_CM_ACK_TIMEOUT 10
+#define GEN_RETX_WAIT_NS 5000000ULL
+/* The RNR timer --rnr-early's NAK names: code 0, 655.36 ms, which its retry never waits out. */
+#define GEN_RNR_TIMER 0
+
 /* With --cm: RDMA CM names every RC connection as NVMe-oF's (TCP port 4420). */
 #define GEN_CM_SERVICE_ID (0x0000000001ULL << 24 | 0x06 << 16 | 4420)
 #define GEN_CM_REJ_REASON 28 /* consumer reject */
@@ -117,6 +127,7 @@ struct conn {
 	size_t n, cap, next;
 	/* while sending: the state of each side's request flow, for --drop */
 	bool prev_dropped[2], prev_read[2];
+	uint32_t msn_sent[2]; /* the last MSN each side sent as a responder, for --rnr-early's NAK */
 };
 
 struct gen {
@@ -125,6 +136,7 @@ struct gen {
 	uint64_t count, messages;
 	uint32_t pmtu, max_size, nqps, kinds, pkey;
 	bool cm; /* RDMA CM handshakes around the RC conversations */
+	uint64_t ack_delay_ns; /* each RC ACK waits this long first */
 	int family; /* 4, 6 or 0 for mixed */
 	int vlan;
 	uint8_t mac[2][6];
@@ -143,6 +155,7 @@ struct gen {
 	uint64_t pkey_breaks; /* --flip-invariant P_Key flips on a CM-learned connection */
 	uint64_t retx_episodes;	  /* resent RC requests: each opens an episode */
 	uint64_t retx_uncompared; /* of them, READ requests (never compared) */
+	uint64_t retx_after_nak;  /* of them, retries after an RNR NAK (--rnr-early) */
 	uint64_t injected[F__COUNT];
 	uint64_t mutated[M__COUNT];
 };
@@ -159,6 +172,7 @@ struct gen_out {
 	struct timespec start, last_progress;
 	bool progress;
 	uint64_t n;
+	uint64_t late_ns; /* capture time added by waits: frames are a microsecond apart plus this */
 	uint64_t tx_dropped0;
 	volatile sig_atomic_t *stop; /* set by a signal: a full device queue is no longer waited for */
 };
@@ -191,6 +205,12 @@ int gen_plan(struct gen *g);
 /* gen_out.c */
 int gen_out_open_iface(struct gen_out *o, const char *ifname);
 int gen_out_frame(struct gen_out *o, const uint8_t *frame, size_t len);
+/*
+ * Time passes before the next frame, as a sender waiting on a timer would:
+ * live, gen sleeps; into a capture, every later frame is stamped that much
+ * later.
+ */
+void gen_out_wait(struct gen_out *o, uint64_t ns);
 void gen_out_progress(struct gen_out *o, bool final);
 uint64_t gen_if_tx_dropped(const char *ifname);
 

@@ -3,6 +3,7 @@
 
 #include "cm.h"
 #include "common.h"
+#include "latency.h"
 #include "prom.h"
 #include "version.h"
 
@@ -137,10 +138,37 @@ static void write_violations(FILE *f, const struct prom_iface *ifs, int n)
 	}
 }
 
+/* One histogram per interface and latency kind; its buckets are cumulative, as Prometheus wants. */
+static void write_latency(FILE *f, const struct prom_iface *ifs, int n)
+{
+	family(f, "roceval_latency_seconds", "histogram",
+	       "latencies between requests and their answers on reliable connections, by kind "
+	       "(ack, read, nak_retx, rnr_retry: see 'roceval rules'), timed by the frames' own clock");
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; ifs[i].latency && k < LAT__COUNT; k++) {
+			const struct roceval_latency_hist *h = &ifs[i].latency[k];
+			unsigned long long run = 0;
+
+			for (int b = 0; b < ROCEVAL_LAT_BUCKETS; b++) {
+				run += h->bucket[b];
+				sample_start(f, "roceval_latency_seconds_bucket", ifs[i].ifname);
+				fprintf(f, ",kind=\"%s\",le=\"%.9g\"} %llu\n", latency_ids[k], latency_le_ns(b) / 1e9, run);
+			}
+			sample_start(f, "roceval_latency_seconds_bucket", ifs[i].ifname);
+			fprintf(f, ",kind=\"%s\",le=\"+Inf\"} %llu\n", latency_ids[k], run);
+			sample_start(f, "roceval_latency_seconds_sum", ifs[i].ifname);
+			fprintf(f, ",kind=\"%s\"} %.9f\n", latency_ids[k], h->sum_ns / 1e9);
+			sample_start(f, "roceval_latency_seconds_count", ifs[i].ifname);
+			fprintf(f, ",kind=\"%s\"} %llu\n", latency_ids[k], run);
+		}
+	}
+}
+
 void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 {
 	write_info(f, ifs, n, start_time);
 	write_totals(f, ifs, n);
 	write_cm_rejections(f, ifs, n);
 	write_violations(f, ifs, n);
+	write_latency(f, ifs, n);
 }

@@ -9,6 +9,7 @@
  *   roceval_flows{interface}, roceval_flows_max{interface} flow table occupancy
  *   roceval_attached_info{interface, mode, prog_id}       1 per attachment
  *   roceval_attached_since_seconds{interface}
+ *   roceval_latency_seconds{interface, kind}               histograms, log2 buckets
  *   roceval_start_time_seconds, roceval_build_info{version}
  *
  * rate() drops the metric name, so series that differ only by name collide
@@ -35,6 +36,7 @@ struct prom_iface {
 	const struct roceval_counters *c; /* NULL: counters unreadable, no samples */
 	long long flows, flows_max;	  /* flow table entries and size; -1: unknown */
 	const __u64 *cm_rej;		  /* ROCEVAL_CM_REJ_SLOTS counts; NULL: unreadable, no samples */
+	const struct roceval_latency_hist *latency; /* LAT__COUNT histograms; NULL: none */
 };
 
 /* Writes every family, each interface a sample in it; start_time is the exporter's. */

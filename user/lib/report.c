@@ -9,6 +9,7 @@
 #include "counters.h"
 #include "flows.h"
 #include "json.h"
+#include "latency.h"
 #include "loader.h"
 #include "report.h"
 #include "settings.h"
@@ -107,6 +108,7 @@ static void status_json(struct json_writer *w, const struct live_iface *li, cons
 	settings_json(w, "settings", &st->cfg);
 	json_u64(w, "memory_bytes", st->mem);
 	json_i64(w, "maps", st->nmaps);
+	json_string(w, "latency_clock", LATENCY_CLOCK);
 	json_u64(w, "frames", st->c.total[TOTAL_FRAMES]);
 	json_u64(w, "roce", st->c.total[TOTAL_ROCE]);
 	json_object_end(w);
@@ -133,6 +135,8 @@ static void status_text(const struct live_iface *li, const struct status *st, bo
 		       "removes the pins\n");
 	printf("  %-12s %s\n", "enforce", st->cfg.enforce ? "ON: frames breaking error rules are DROPPED"
 							 : "off (observe only)");
+	printf("  %-12s %s (latencies are timed as the program sees each frame, not by the NIC)\n", "clock",
+	       LATENCY_CLOCK);
 	printf("  %-12s %llu\n  %-12s %llu\n", "frames", (unsigned long long)st->c.total[TOTAL_FRAMES], "roce",
 	       (unsigned long long)st->c.total[TOTAL_ROCE]);
 	if (st->c.total[TOTAL_DROPPED])
@@ -169,7 +173,7 @@ int status_report(const struct live_iface *li, struct json_writer *w, bool first
 }
 
 static void stats_json(const struct live_iface *li, const struct stats_report *r,
-		       const struct flow_entry *flows, int nflows)
+		       const struct flow_entry *flows, int nflows, const struct roceval_latency_hist *latency)
 {
 	struct json_writer w;
 
@@ -181,6 +185,9 @@ static void stats_json(const struct live_iface *li, const struct stats_report *r
 	if (r->top && li->flows_fd >= 0)
 		flows_json(&w, flows, nflows, r->top);
 	counters_rates_json(&w, "rates", r->total_rates, r->rule_rates);
+	retransmission_json(&w, r->c);
+	if (latency)
+		latency_json(&w, latency);
 	cm_rej_json(&w, li->cm_rej_fd);
 	cm_connections_json(&w, li->cm_conns_fd);
 	json_double(&w, "rates_seconds", r->window, 3);
@@ -191,6 +198,7 @@ static void stats_json(const struct live_iface *li, const struct stats_report *r
 
 int stats_report(const struct live_iface *li, const struct stats_report *r, bool json)
 {
+	struct roceval_latency_hist lat[LAT__COUNT];
 	struct flow_entry *flows = NULL;
 	int nflows = 0;
 
@@ -202,12 +210,23 @@ int stats_report(const struct live_iface *li, const struct stats_report *r, bool
 		}
 		cm_annotate(li->cm_ends_fd, flows, nflows);
 	}
+	if (li->latency_fd >= 0) {
+		int err = latency_read(li->latency_fd, lat);
+
+		if (err) {
+			pr_warn("%s: Couldn't read the latency histograms: %s", li->ifname, strerror(-err));
+			free(flows);
+			return err;
+		}
+	}
 	if (json) {
-		stats_json(li, r, flows, nflows);
+		stats_json(li, r, flows, nflows, li->latency_fd >= 0 ? lat : NULL);
 	} else {
 		printf("%s: rates %s %.1f s%s\n", li->ifname, r->since_attach ? "averaged over" : "over the last",
 		       r->window, r->since_attach ? " since attach" : "");
 		counters_print_table(stdout, r->c, r->total_rates, r->rule_rates, 0);
+		if (li->latency_fd >= 0)
+			latency_print(stdout, lat);
 		flows_print_table(stdout, flows, nflows, r->top);
 	}
 	free(flows);

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "counters.h"
 #include "flows.h"
+#include "latency.h"
 #include "loader.h"
 #include "top.h"
 
@@ -168,15 +169,19 @@ static int by_packets(const void *a, const void *b)
 static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int n, int rows,
 			  bool violating)
 {
-	char name[128];
+	char name[128], p50[32], p99[32];
 	int shown = 0;
 
 	for (int i = 0; i < n && shown < rows; i++) {
+		bool timed = flow_latency_count(&e[i].val) > 0;
+
 		if (violating && !e[i].val.violations)
 			break;
-		top_add(sc, -1, false, "  %-52s %10llu %12llu %10llu", flow_entry_name(&e[i], name, sizeof(name)),
+		top_add(sc, -1, false, "  %-52s %10llu %12llu %10llu %9s %9s", flow_entry_name(&e[i], name, sizeof(name)),
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
-			(unsigned long long)e[i].val.violations);
+			(unsigned long long)e[i].val.violations,
+			timed ? latency_text(latency_quantile32_ns(e[i].val.latency, 0.5), p50, sizeof(p50)) : "-",
+			timed ? latency_text(latency_quantile32_ns(e[i].val.latency, 0.99), p99, sizeof(p99)) : "-");
 		shown++;
 	}
 	if (!shown)
@@ -192,12 +197,13 @@ static int top_build_flows(struct top_screen *sc, const struct live_iface *li, i
 	if (n < 0)
 		return n;
 	cm_annotate(li->cm_ends_fd, e, n);
-	top_add(sc, -1, true, "  %-52s %10s %12s %10s", "MOST VIOLATING FLOWS", "PACKETS", "BYTES",
-		"VIOLATIONS");
+	top_add(sc, -1, true, "  %-52s %10s %12s %10s %9s %9s", "MOST VIOLATING FLOWS", "PACKETS", "BYTES",
+		"VIOLATIONS", "P50", "P99");
 	top_flow_rows(sc, e, n, rows, true);
 	if (n) /* e is NULL for an empty table, which qsort() must not be given */
 		qsort(e, n, sizeof(*e), by_packets);
-	top_add(sc, -1, true, "  %-52s %10s %12s %10s", "BUSIEST FLOWS", "PACKETS", "BYTES", "VIOLATIONS");
+	top_add(sc, -1, true, "  %-52s %10s %12s %10s %9s %9s", "BUSIEST FLOWS", "PACKETS", "BYTES", "VIOLATIONS",
+		"P50", "P99");
 	top_flow_rows(sc, e, n, rows, false);
 	top_add(sc, -1, false, "  (%d flow%s in the table)", n, n == 1 ? "" : "s");
 	free(e);

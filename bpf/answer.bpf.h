@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Responses matched to the requests they answer, on reliable connections:
+ * ACKs (coalesced ones cover every request up to their PSN), READ
+ * responses and NAKs, and the latencies between them.
+ *
+ * A response goes from the responder B to the requester's QP a on host A;
+ * the requests it answers went from A to B's QP b, which no header of the
+ * response names.  With CM, b is the peer of the end (A, a), exactly.
+ * Without, it is inferred: the hints name, per (A, B, PSN window of 4096),
+ * the flow from A to B that last sent PSNs in that window, and the pairing
+ * is kept only when the response's PSN is one that flow sent recently
+ * (within RETX_NAK_REACH behind its next PSN).  PSNs start at random in
+ * 2^24, so two QPs between the same hosts share a window about once in 4096
+ * pairs; then the later one holds the hint and the other's answers go
+ * unmatched, unless its PSNs also fall in the later one's recent range.
+ */
+#ifndef ROCEVAL_ANSWER_BPF_H
+#define ROCEVAL_ANSWER_BPF_H
+
+#include "frame.bpf.h"
+#include "cm.bpf.h"
+#include "retx.bpf.h"
+#include "latency.bpf.h"
+
+/* Written when a request flow's PSNs enter a new window.  An LRU: a lost hint costs answers unmatched, no alarm. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
+	__type(key, struct roceval_hint_key);
+	__type(value, __u32);
+} req_hints SEC(".maps");
+
+#define ANSWER_WINDOW(psn) ((__u16)(((psn) >> ROCEVAL_HINT_SHIFT) | 0x8000))
+
+static __always_inline void hint_key_set(struct roceval_hint_key *k, const __u8 *requester, const __u8 *responder,
+					 __u8 ipv6, __u16 window)
+{
+	__builtin_memcpy(k->requester, requester, 16);
+	__builtin_memcpy(k->responder, responder, 16);
+	k->ipv6 = ipv6;
+	k->pad = 0;
+	k->window = window;
+}
+
+/* A request whose PSN starts a window for its flow: the flow is the one answers in it go to. */
+static __noinline void answer_hint(const struct frame_info *fi, struct roceval_flow *f)
+{
+	__u32 zero = 0;
+	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
+
+	f->hint_window = ANSWER_WINDOW(fi->psn);
+	if (!x)
+		return;
+	hint_key_set(&x->hint, fi->saddr, fi->daddr, fi->ipv6, f->hint_window);
+	bpf_map_update_elem(&req_hints, &x->hint, &fi->flow_qpn, BPF_ANY);
+}
+
+/*
+ * The key of the request flow the response in `fi` answers, in x->req: 1
+ * when CM named it, 0 when inferred (to be checked against the flow's
+ * PSNs), -1 when unknown.  A window whose hint was missing is not looked up
+ * again (`f`, the response's flow, remembers it): a one-way mirror sees
+ * ACKs whose requests it never sees, and must not pay a lookup for each.
+ */
+static __always_inline int answer_pair(const struct frame_info *fi, struct roceval_flow *f, struct retx_scratch *x)
+{
+	const struct roceval_cm_end *e = 0;
+	__u16 window = ANSWER_WINDOW(fi->psn);
+	const __u32 *qpn = 0;
+	int by_cm = 0;
+
+	if (cm_active) {
+		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
+		e = bpf_map_lookup_elem(&cm_ends, &x->end);
+		by_cm = e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr);
+	}
+	if (!by_cm) {
+		if (f->miss_window == window)
+			return -1;
+		hint_key_set(&x->hint, fi->daddr, fi->saddr, fi->ipv6, window);
+		qpn = bpf_map_lookup_elem(&req_hints, &x->hint);
+		if (!qpn) {
+			f->miss_window = window;
+			return -1;
+		}
+	}
+	__builtin_memcpy(x->req.saddr, fi->daddr, 16);
+	__builtin_memcpy(x->req.daddr, fi->saddr, 16);
+	x->req.dqpn = by_cm && e ? e->peer_qpn : (qpn ? *qpn : 0);
+	x->req.ipv6 = fi->ipv6;
+	return by_cm;
+}
+
+/*
+ * An inferred pairing holds when the response's PSN is one the request flow
+ * sent lately.  After a READ whose PSN count is not known yet (no PMTU
+ * learned), next_psn is the READ's own PSN and its responses run on past it.
+ */
+static __always_inline bool answer_plausible(const struct frame_info *fi, const struct roceval_flow *r)
+{
+	__u32 next = r->req.next_psn;
+	__u32 ahead = r->req.psn_valid ? 0 : 1u << ROCEVAL_HINT_SHIFT;
+
+	return r->req.seen && psn_within(fi->psn, (next - RETX_NAK_REACH) & ROCE_PSN_MASK,
+					 (next - 1 + ahead) & ROCE_PSN_MASK);
+}
+
+static __always_inline void answer_count(struct roceval_flow *r, __u32 kind, __u32 ticks)
+{
+	__u32 b = latency_record(kind, ticks);
+
+	if (b < ROCEVAL_LAT_BUCKETS)
+		__sync_fetch_and_add(&r->latency[b], 1);
+}
+
+/*
+ * An ACK (or a READ response's AETH) acknowledges every request up to its
+ * PSN: each still waiting in the flow's slots is answered now.  READ
+ * requests are answered by their first response, not timed here.
+ */
+static __always_inline void answer_ack(const struct roceval_scratch *s, struct roceval_flow *r)
+{
+	__u32 psn = s->fi.psn;
+
+	for (int i = 0; i < ROCEVAL_RETX_SLOTS; i++) {
+		struct roceval_retx_slot *slot = &r->retx[i];
+		__u32 bits = slot->psn_bits;
+
+		if (!(bits & ROCEVAL_RETX_WAITING) || psn_ahead(bits & ROCE_PSN_MASK, psn))
+			continue;
+		slot->psn_bits = bits & ~ROCEVAL_RETX_WAITING;
+		if (!(bits & ROCEVAL_RETX_READ))
+			answer_count(r, LAT_ACK, s->now_t - slot->sent_t);
+	}
+}
+
+/* The first response of a READ (FIRST or ONLY carries the READ's PSN). */
+static __always_inline void answer_read(const struct roceval_scratch *s, struct roceval_flow *r)
+{
+	struct roceval_retx_slot *slot = &r->retx[s->fi.psn & (ROCEVAL_RETX_SLOTS - 1)];
+	__u32 want = s->fi.psn | ROCEVAL_RETX_WAITING | ROCEVAL_RETX_READ;
+
+	if ((slot->psn_bits & (ROCE_PSN_MASK | ROCEVAL_RETX_WAITING | ROCEVAL_RETX_READ)) != want)
+		return;
+	slot->psn_bits &= ~ROCEVAL_RETX_WAITING;
+	answer_count(r, LAT_READ, s->now_t - slot->sent_t);
+}
+
+#endif /* ROCEVAL_ANSWER_BPF_H */
