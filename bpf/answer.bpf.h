@@ -57,11 +57,23 @@ static __noinline void answer_hint(const struct frame_info *fi, struct roceval_f
 }
 
 /*
+ * Responses in a row in one PSN window whose requests were not found, after
+ * which that window is not looked up again: a one-way mirror sees ACKs whose
+ * requests it never sees, and must not pay a lookup for each.  More than
+ * one, because a single miss is often a capture that lost the first request
+ * of the window, whose later requests are found.
+ */
+#define ANSWER_MISSES 16
+
+static __always_inline bool answer_given_up(const struct roceval_flow *f, __u16 window)
+{
+	return f->miss_window == window && f->misses >= ANSWER_MISSES;
+}
+
+/*
  * The key of the request flow the response in `fi` answers, in x->req: 1
  * when CM named it, 0 when inferred (to be checked against the flow's
- * PSNs), -1 when unknown.  A window whose hint was missing is not looked up
- * again (`f`, the response's flow, remembers it): a one-way mirror sees
- * ACKs whose requests it never sees, and must not pay a lookup for each.
+ * PSNs), -1 when unknown.  `f` is the response's flow.
  */
 static __always_inline int answer_pair(const struct frame_info *fi, struct roceval_flow *f, struct retx_scratch *x)
 {
@@ -76,14 +88,19 @@ static __always_inline int answer_pair(const struct frame_info *fi, struct rocev
 		by_cm = e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr);
 	}
 	if (!by_cm) {
-		if (f->miss_window == window)
+		if (answer_given_up(f, window))
 			return -1;
 		hint_key_set(&x->hint, fi->daddr, fi->saddr, fi->ipv6, window);
 		qpn = bpf_map_lookup_elem(&req_hints, &x->hint);
-		if (!qpn) {
+		if (f->miss_window != window) {
 			f->miss_window = window;
+			f->misses = 0;
+		}
+		if (!qpn) {
+			f->misses++;
 			return -1;
 		}
+		f->misses = 0;
 	}
 	__builtin_memcpy(x->req.saddr, fi->daddr, 16);
 	__builtin_memcpy(x->req.daddr, fi->saddr, 16);

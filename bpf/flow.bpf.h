@@ -262,7 +262,8 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		}
 		if (fi->has_aeth) {
 			msn_check(s, cnt, f);
-			if (transport != ROCE_TR_UC)
+			/* a window given up on (answer_pair): not the call either */
+			if (transport != ROCE_TR_UC && (cm_active || !answer_given_up(f, ANSWER_WINDOW(fi->psn))))
 				flow_answer(s, cnt, f);
 		}
 	}

@@ -211,13 +211,13 @@ struct roceval_flow {
 	__u8 msn_valid;
 	__u8 transport;
 	__u8 nak_rnr;	    /* the last NAK to these requests was an RNR NAK: 0x80 | its timer code */
-	__u8 pad;
+	__u8 misses;	    /* responses in miss_window whose requests were not found, in a row */
 	__u32 retx_missing; /* first request PSN missing since a psn_gap | ROCEVAL_RETX_HELD */
 	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent */
 	__u32 retx_from;    /* the last episode's first PSN | ROCEVAL_RETX_HELD | ROCEVAL_RETX_AFTER_NAK */
 	__u32 nak_t;	    /* when that NAK was seen, ns >> ROCEVAL_LAT_TIME_SHIFT */
 	__u16 hint_window;  /* the PSN window last put in the hints for these requests | 0x8000 */
-	__u16 miss_window;  /* responses: a PSN window whose requests were not found | 0x8000 */
+	__u16 miss_window;  /* responses: the PSN window of the last whose requests were not found | 0x8000 */
 	__u64 packets;
 	__u64 bytes;	  /* frame bytes */
 	__u64 violations; /* frames that broke a warning- or error-severity rule */

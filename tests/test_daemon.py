@@ -207,6 +207,40 @@ def test_rejections_by_reason_and_connections(netns, daemons, tmp_path):
         ("established", c0.a_qpn, c0.b_qpn)
 
 
+def test_latency_histograms(netns, daemons, tmp_path):
+    """Each kind a Prometheus histogram: cumulative buckets up to +Inf, _count and _sum, the
+    same samples as stats --json shows."""
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = c.handshake() + [c.to_b("SEND_ONLY", p + i, 64) for i in range(3)]
+    frames += [c.to_a("ACKNOWLEDGE", p + 2), c.to_b("RDMA_READ_REQUEST", p + 3, 0, dmalen=64),
+               c.to_a("RDMA_READ_RESPONSE_ONLY", p + 3, 64)]
+    pcap = roce.write_pcap(tmp_path / "lat.pcap", frames)
+    port = 9435 + os.getpid() % 1000
+    start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
+    send(netns, pcap)
+    assert wait_for(lambda: metrics(netns, port).get(ROCE) == len(frames))
+    body = get(netns, port)["body"]
+    assert body.count("# TYPE roceval_latency_seconds histogram") == 1
+    st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+    for kind, n in (("ack", 3), ("read", 1), ("nak_retx", 0), ("rnr_retry", 0)):
+        series = f'roceval_latency_seconds_bucket{{interface="{netns.if_rx}",kind="{kind}",le="'
+        buckets = [(le, int(v)) for le, v in re.findall(re.escape(series) + r'([^"]+)"\} (\d+)$', body, re.M)]
+        assert buckets[-1] == ("+Inf", n) and len(buckets) == 27, kind
+        counts = [v for _, v in buckets]
+        assert counts == sorted(counts), kind  # cumulative
+        assert [float(le) for le, _ in buckets[:-1]] == [2 ** (10 + b) / 1e9 for b in range(26)]
+        # the same samples as the JSON's buckets, each counted up to its upper bound
+        assert [sum(b["count"] for b in st["latency"][kind]["buckets"] if b["le_ns"] <= 2 ** (10 + i))
+                for i in range(26)] == counts[:-1]
+        assert f'roceval_latency_seconds_count{{interface="{netns.if_rx}",kind="{kind}"}} {n}\n' in body
+        total = re.search(rf'^roceval_latency_seconds_sum\{{interface="{netns.if_rx}",kind="{kind}"\}} (\S+)$',
+                          body, re.M).group(1)
+        assert abs(float(total) - st["latency"][kind]["sum_ns"] / 1e9) < 1e-6
+    check = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
     pcap, want = traffic
     port = 9435 + os.getpid() % 1000

@@ -83,20 +83,22 @@ FAULTS = [
     ("duplicate", "duplicate", "psn_duplicate"),
     ("retx-changed", "retx_changed", "retx_changed"),
     ("rnr-early", "rnr_early", "rnr_retry_early"),
+    ("nak-wrong-psn", "nak_wrong_psn", "nak_psn_wrong"),
+    ("go-back-0", "go_back_0", "go_back_early"),
     ("bad-opcode", "bad_opcode", "opcode"),
     ("bad-pad", "bad_pad", "pad"),
     ("se-misuse", "se_misuse", "se"),
 ]
 
 
-# faults few frames are eligible for (RC SEND/WRITE ONLY), at a rate that still injects some
-RARE = {"--rnr-early": "4%"}
+# faults few frames are eligible for (RC SEND/WRITE ONLY), at rates that still inject some
+RARE = {"--retx-changed": "5%", "--rnr-early": "8%", "--nak-wrong-psn": "8%", "--go-back-0": "15%"}
+ALONE = {"retx-changed": "30%", "rnr-early": "30%", "nak-wrong-psn": "60%", "go-back-0": "60%"}
 
 
 @pytest.mark.parametrize("opt,key,rule", FAULTS, ids=[f[0] for f in FAULTS])
 def test_each_fault_is_counted_exactly(tmp_path, opt, key, rule):
-    # few frames are eligible for a changed retry (RC SEND/WRITE ONLY with payload)
-    rate = "30%" if opt in ("retx-changed", "rnr-early") else "3%"
+    rate = ALONE.get(opt, "3%")
     path, s = gen(tmp_path, "--seed", "11", "--count", "3000", "-f", "mixed", f"--{opt}", rate)
     n = s["injected"][key]
     assert n >= 10
@@ -130,7 +132,7 @@ def test_variant_mutations_are_never_flagged(tmp_path):
 def test_all_faults_together(tmp_path):
     rates = [f"--{opt}" for opt, _, _ in FAULTS] + ["--mutate-variant"]
     args = [a for opt in rates for a in (opt, RARE.get(opt, "1%"))]
-    path, s = gen(tmp_path, "--seed", "13", "--count", "8000", "-f", "mixed", "--vlan", "7", *args)
+    path, s = gen(tmp_path, "--seed", "15", "--count", "8000", "-f", "mixed", "--vlan", "7", *args)
     assert all(v > 0 for v in s["injected"].values()), s["injected"]
     r = replay_json(path)
     assert_agrees(s, r)
@@ -266,7 +268,7 @@ def live_available():
 def test_live_counts_match_the_summary(netns, mode):
     run("attach", netns.if_rx, "--mode", mode, netns=netns.rx, check=True)
     rates = [a for opt, _, _ in FAULTS for a in (f"--{opt}", RARE.get(f"--{opt}", "1%"))]
-    res = run("gen", "-i", netns.if_tx, "--rate", "20000", "--count", "3000", "--seed", "32",
+    res = run("gen", "-i", netns.if_tx, "--rate", "20000", "--count", "3000", "--seed", "33",
               "-f", "mixed", "--mutate-variant", "1%", *rates, "--json", "--quiet",
               "--mac", f"{netns.mac(netns.tx, netns.if_tx)},{netns.mac(netns.rx, netns.if_rx)}",
               netns=netns.tx, check=True)

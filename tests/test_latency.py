@@ -122,6 +122,32 @@ def test_acks_without_their_requests_time_nothing(tmp_path):
     assert nonzero_rules(r) == {}
 
 
+def test_answers_are_found_after_a_lost_first_request(tmp_path):
+    # no CM; the capture lost the flow's first request, so its ACK finds no requests: the
+    # requests after it are still timed, and a NAK to them judged
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = [(0, c.to_a("ACKNOWLEDGE", p)), (1 * US, c.to_b("SEND_ONLY", p + 1, 64)),
+              (2 * US, c.to_b("SEND_ONLY", p + 2, 64)), (6 * US, c.to_a("ACKNOWLEDGE", p + 2)),
+              (7 * US, c.to_b("SEND_ONLY", p + 4, 64)),
+              (8 * US, c.to_a("ACKNOWLEDGE", p + 4, syndrome=NAK_PSN_SEQ))]
+    r = timed(tmp_path, frames, cm=False, conn=c)
+    assert hist(r, "ack") == {bucket(5000): 1, bucket(4000): 1}
+    assert r["rules"]["nak_psn_wrong"] == 1
+
+
+def test_a_one_way_mirror_gives_up_on_a_window(tmp_path):
+    # ACKs only: looked up 16 times in a row in a window of 4096 PSNs, then not again in it; the
+    # next window is tried anew
+    c = cm_mad.Conn(b_psn=0x100000)
+    frames = [(i * US, c.to_a("ACKNOWLEDGE", c.b_psn + i)) for i in range(20)]
+    frames += [(30 * US, c.to_b("SEND_ONLY", c.b_psn + 20, 64)), (31 * US, c.to_a("ACKNOWLEDGE", c.b_psn + 20)),
+               (40 * US, c.to_b("SEND_ONLY", 0x101000, 64)), (43 * US, c.to_a("ACKNOWLEDGE", 0x101000))]
+    r = timed(tmp_path, frames, cm=False, conn=c)
+    # the ACK at 31 us is not looked up; the one at 43 us answers both requests
+    assert hist(r, "ack") == {bucket(3000): 1, bucket(13000): 1}
+
+
 def test_another_qps_acks_are_not_taken_for_this_ones(tmp_path):
     # no CM; a second QP pair between the same hosts, PSNs far from the first one's
     c = cm_mad.Conn()
@@ -133,6 +159,31 @@ def test_another_qps_acks_are_not_taken_for_this_ones(tmp_path):
     assert hist(r, "ack") == {bucket(1000): 1, bucket(50000): 1}
     by_qp = {f["dqpn"]: f.get("latency", {}).get("count") for f in r["flows"]}
     assert by_qp[c.b_qpn] == 1 and by_qp[other.b_qpn] == 1
+
+
+def test_a_window_shared_by_two_qps_is_the_later_ones(tmp_path):
+    # no CM; two QP pairs between the same hosts send PSNs in one window of 4096, 2048 apart:
+    # the later one holds the window, and the earlier one's ACK, not a PSN the later one sent
+    # lately, is matched to neither (it would otherwise answer the later one's request)
+    c = cm_mad.Conn(b_psn=0x100800)
+    other = cm_mad.Conn(a_qpn=0x200, b_qpn=0x201, b_psn=0x100000)
+    frames = [(0, c.to_b("SEND_ONLY", c.b_psn, 64)), (1 * US, other.to_b("SEND_ONLY", other.b_psn, 64)),
+              (3 * US, c.to_a("ACKNOWLEDGE", c.b_psn)),
+              (50 * US, other.to_a("ACKNOWLEDGE", other.b_psn))]
+    r = timed(tmp_path, frames, cm=False, conn=c)
+    assert hist(r, "ack") == {bucket(49000): 1}
+    by_qp = {f["dqpn"]: f.get("latency", {}).get("count") for f in r["flows"]}
+    assert by_qp[c.b_qpn] is None and by_qp[other.b_qpn] == 1
+
+
+def test_an_answer_timed_before_its_request_is_not_counted(tmp_path):
+    # a capture merged from two interfaces: the ACK's timestamp is earlier than the request's
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = [(5 * US, c.to_b("SEND_ONLY", p, 64)), (2 * US, c.to_a("ACKNOWLEDGE", p)),
+              (10 * US, c.to_b("SEND_ONLY", p + 1, 64)), (14 * US, c.to_a("ACKNOWLEDGE", p + 1))]
+    r = timed(tmp_path, frames, conn=c)
+    assert hist(r, "ack") == {bucket(4000): 1}
 
 
 @pytest.mark.parametrize("cm", [True, False], ids=["cm", "inferred"])

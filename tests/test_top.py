@@ -140,6 +140,25 @@ def test_top_without_a_terminal(netns):
     assert res.stderr == "roceval top: --sort size: expected rate, count or name; see 'roceval help top'\n"
 
 
+def test_top_shows_each_flows_answer_latency(netns, tmp_path):
+    """P50 and P99 of the answers to a flow's requests; "-" for a flow that had none."""
+    import cm_mad
+    from conftest import send_pcap
+    c = cm_mad.Conn()
+    frames = [c.to_b("SEND_ONLY", c.b_psn + i, 16) for i in range(4)] + [c.to_a("ACKNOWLEDGE", c.b_psn + 3)]
+    run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)
+    send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "t.pcap", frames), one_cpu=True)
+    out = run("top", netns.if_rx, "-n", "1", netns=netns.rx, stdin=subprocess.DEVNULL, check=True).stdout
+    lines = out.splitlines()
+    assert re.search(r"BUSIEST FLOWS +PACKETS +BYTES +VIOLATIONS +P50 +P99$", out, re.M), out
+    busiest = lines[next(i for i, x in enumerate(lines) if "BUSIEST FLOWS" in x) + 1:]
+    lat = r"\d+(\.\d)? (ns|us|ms|s)"
+    requests = next(x for x in busiest if f"qp {c.b_qpn:#x}" in x)
+    assert re.search(rf"  4 +\d+ +0 +{lat} +{lat}$", requests), requests
+    acks = next(x for x in busiest if f"qp {c.a_qpn:#x}" in x)
+    assert re.search(r"  1 +\d+ +0 +- +-$", acks), acks
+
+
 def test_top_on_a_terminal_without_term(netns):
     """A terminal whose type is not known: one clear line and exit 1, the terminal untouched."""
     import os

@@ -116,6 +116,11 @@ static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool k
 	exp[RULE_PAYLOAD_LENGTH] += g->pmtu_breaks;
 	exp[RULE_PSN_DUPLICATE] += g->injected[F_RETX_CHANGED] + g->injected[F_RNR_EARLY];
 	exp[RULE_NAK_RNR] += g->injected[F_RNR_EARLY];
+	/* a lost request and a NAK: the go-back resends the lost one and the one after (go-back-0 one more) */
+	exp[RULE_PSN_GAP] += g->injected[F_NAK_WRONG] + g->injected[F_GO_BACK_0];
+	exp[RULE_NAK_PSN] += g->injected[F_NAK_WRONG] + g->injected[F_GO_BACK_0];
+	exp[RULE_PSN_DUPLICATE] += 2 * g->injected[F_NAK_WRONG] + 3 * g->injected[F_GO_BACK_0];
+	exp[RULE_GO_BACK_EARLY] += g->injected[F_NAK_WRONG]; /* it resends from before the PSN named */
 	exp[RULE_RETX_EPISODE] = g->retx_episodes;
 	/* the only NAKs are --rnr-early's; a retry waits out the announced ACK timeout, so none is early */
 	exp[RULE_RETX_TIMEOUT] = g->retx_episodes - g->retx_after_nak;
@@ -674,6 +679,15 @@ const struct command cmd_gen = {
 		"  --rnr-early RATE      an RC SEND/WRITE ONLY request answered by an RNR NAK\n"
 		"                        (timer code 0, 655.36 ms) and retried at once (also\n"
 		"                        nak_rnr, psn_duplicate, retx_episode)             -> rnr_retry_early\n"
+		"  --nak-wrong-psn RATE  an RC SEND/WRITE ONLY request lost; after the next\n"
+		"                        request the responder NAKs the PSN after the lost\n"
+		"                        one, and the requester resends the lost one and the\n"
+		"                        next (also psn_gap, nak_psn, 2 psn_duplicate,\n"
+		"                        retx_episode, retx_uncompared, go_back_early)     -> nak_psn_wrong\n"
+		"  --go-back-0 RATE      as above, the NAK naming the lost PSN, and the\n"
+		"                        requester resends from the packet before it (also\n"
+		"                        psn_gap, nak_psn, 3 psn_duplicate, retx_episode,\n"
+		"                        retx_uncompared)                                  -> go_back_early\n"
 		"  --bad-opcode RATE     adds a frame with an opcode reserved for the\n"
 		"                        transport, on a QP of its own                     -> opcode\n"
 		"  --bad-pad RATE        a LAST/ONLY packet sent without its pad bytes     -> pad\n"

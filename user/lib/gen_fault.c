@@ -99,6 +99,29 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 	case F_DUP:
 		/* a repeated ONLY is one psn_duplicate and keeps every message well formed */
 		return (d->flags & DF_REQUEST) && op->position == POS_ONLY;
+	case F_NAK_WRONG:
+	case F_GO_BACK_0:
+		/*
+		 * A single-packet SEND or WRITE lost on the way: its side's next
+		 * request (there is one) opens the gap the NAK answers.  Not
+		 * after another loss, so the gap is this one alone.
+		 */
+		if (!(d->flags & DF_REQUEST) || (d->flags & (DF_FIRST_REQ | DF_LAST_REQ)) || op->position != POS_ONLY ||
+		    d->opcode >> 5 != ROCE_TR_RC || (op->family != FAM_SEND && op->family != FAM_WRITE) ||
+		    c->prev_dropped[d->side] || c->holding[d->side])
+			return false;
+		/*
+		 * A --drop loss is never resent: roceval holds its gap open for 1024
+		 * PSNs (RETX_NAK_REACH) and would judge this NAK against it.  After a
+		 * READ whose response count it cannot know yet, it does not see the
+		 * gap at all.
+		 */
+		if ((c->dropped_once[d->side] && ((d->psn - c->drop_psn[d->side]) & ROCE_PSN_MASK) <= 1100) ||
+		    roce_ops[c->last_req[d->side].opcode & 0x1F].family == FAM_READ_REQ)
+			return false;
+		/* go-back-0 resends the request packet before it too: a SEND or WRITE packet, sent as planned */
+		return f == F_NAK_WRONG ||
+		       (c->last_req_ok[d->side] && c->last_req[d->side].psn == ((d->psn - 1) & ROCE_PSN_MASK));
 	case F_RNR_EARLY:
 		/* a single-packet RC SEND or WRITE: the NAK and the retry leave its message whole */
 		return (d->flags & DF_REQUEST) && op->position == POS_ONLY && d->opcode >> 5 == ROCE_TR_RC &&
@@ -136,13 +159,18 @@ static int resend(struct gen *g, struct gen_out *o, const struct desc *d, uint8_
 	if (changed)
 		frame[lay->payload + rnd_below(&g->fault_rng, d->len)] ^= 1 + rnd_below(&g->fault_rng, 255);
 	pkt_finish(frame, lay);
+	if (d->opcode >> 5 == ROCE_TR_RC && roce_ops[d->opcode & 0x1F].family == FAM_READ_REQ)
+		g->retx_uncompared++;
+	return gen_out_frame(o, frame, len);
+}
+
+/* One retransmission episode on an RC connection, as roceval counts them. */
+static void count_episode(struct gen *g, const struct desc *d, bool after_nak)
+{
 	if (d->opcode >> 5 == ROCE_TR_RC) {
 		g->retx_episodes++;
 		g->retx_after_nak += after_nak;
-		if (roce_ops[d->opcode & 0x1F].family == FAM_READ_REQ)
-			g->retx_uncompared++;
 	}
-	return gen_out_frame(o, frame, len);
 }
 
 /* A bit the ICRC protects and no other check reads: what a bad link or buffer would flip. */
@@ -381,18 +409,61 @@ static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struc
 	return gen_out_frame(o, frame, len);
 }
 
-/* The responder's RNR NAK to request d, as if it had no receive buffer for it: d's PSN, its last MSN. */
-static int send_rnr_nak(struct gen *g, struct gen_out *o, const struct conn *c, const struct desc *d)
+/* The responder's NAK (AETH syndrome `syndrome`) naming `psn` to d's side, with its last MSN. */
+static int send_nak(struct gen *g, struct gen_out *o, const struct conn *c, const struct desc *d, uint32_t syndrome,
+		    uint32_t psn)
 {
 	static uint8_t frame[PKT_MAX_FRAME];
-	struct desc nak = { .idx = d->idx, .psn = d->psn, .side = !d->side, .opcode = ROCE_TR_RC << 5 | 0x11 };
+	struct desc nak = { .idx = d->idx, .psn = psn & ROCE_PSN_MASK, .side = !d->side,
+			    .opcode = ROCE_TR_RC << 5 | 0x11 };
 	uint64_t drng = g->seed ^ d->idx;
 	struct pkt_layout lay;
 	struct pkt_spec s;
 
-	nak.aeth = (0x20u | GEN_RNR_TIMER) << 24 | (c->msn_sent[nak.side] & ROCE_PSN_MASK);
+	nak.aeth = syndrome << 24 | (c->msn_sent[nak.side] & ROCE_PSN_MASK);
 	fill_spec(g, c, &nak, &s, NULL, &drng);
 	return gen_out_frame(o, frame, pkt_build(&s, frame, sizeof(frame), &lay));
+}
+
+/* A request sent again as it was first built (its payload comes from its plan index), as a retry. */
+static int resend_desc(struct gen *g, struct gen_out *o, const struct conn *c, const struct desc *d)
+{
+	static uint8_t frame[PKT_MAX_FRAME], payload[ROCE_PMTU_MAX + 8];
+	uint64_t drng = g->seed ^ (d->idx + 1) * 0xD1B54A32D192ED03ULL;
+	struct pkt_layout lay;
+	struct pkt_spec s;
+	size_t len;
+
+	fill_spec(g, c, d, &s, payload, &drng);
+	len = pkt_build(&s, frame, sizeof(frame), &lay);
+	return resend(g, o, d, frame, len, &lay, false, true);
+}
+
+/*
+ * The side's next request after a held (lost) one came: the responder NAKs
+ * the gap, and the requester goes back.  --nak-wrong-psn: the NAK names the
+ * PSN after the lost one, and the requester resends from the lost one.
+ * --go-back-0: the NAK is right, and the requester resends from the request
+ * before the lost one.  Either way the lost request and this one follow.
+ */
+static int nak_and_go_back(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *e, uint8_t *frame,
+			   uint32_t len, const struct pkt_layout *lay)
+{
+	const struct desc *lost = &c->held[e->side];
+	bool wrong = c->held_fault[e->side] == F_NAK_WRONG;
+	int err;
+
+	c->holding[e->side] = false;
+	err = send_nak(g, o, c, e, 0x60, lost->psn + (wrong ? 1 : 0));
+	if (!err && !wrong)
+		err = resend_desc(g, o, c, &c->last_req[e->side]);
+	if (!err)
+		err = resend_desc(g, o, c, lost);
+	if (!err)
+		err = resend(g, o, e, frame, len, lay, false, true);
+	count_episode(g, e, true);
+	g->retx_uncompared++; /* the lost request was never seen: its retry has nothing to compare with */
+	return err;
 }
 
 int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
@@ -406,7 +477,8 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	double u = rnd_unit(&g->fault_rng), acc = 0;
 	size_t len;
 
-	for (int i = 0; i < F__COUNT; i++) {
+	/* the request after a held one is sent as planned: the NAK and the go-back follow it */
+	for (int i = 0; i < F__COUNT && !((d->flags & DF_REQUEST) && c->holding[d->side]); i++) {
 		if (!g->rate[i] || !fault_eligible(g, c, d, i))
 			continue;
 		acc += g->rate[i];
@@ -416,12 +488,21 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 		}
 	}
 	if (d->flags & DF_REQUEST)
-		c->prev_dropped[d->side] = f == F_DROP;
+		c->prev_dropped[d->side] = f == F_DROP || f == F_NAK_WRONG || f == F_GO_BACK_0;
 	if (f != F_NONE)
 		g->injected[f]++;
+	if (f == F_NAK_WRONG || f == F_GO_BACK_0) {
+		c->holding[d->side] = true;
+		c->held_fault[d->side] = f;
+		c->held[d->side] = *d;
+		c->last_req_ok[d->side] = false;
+		return 0;
+	}
 	if (f == F_DROP) {
 		if (op->position == POS_FIRST || op->position == POS_LAST)
 			g->first_last_drops++;
+		c->dropped_once[d->side] = true;
+		c->drop_psn[d->side] = d->psn;
 		return 0;
 	}
 
@@ -468,10 +549,18 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	if (g->ack_delay_ns && d->opcode == (ROCE_TR_RC << 5 | 0x11))
 		gen_out_wait(o, g->ack_delay_ns);
 	err = gen_out_frame(o, frame, len);
+	if (!err && (d->flags & DF_REQUEST) && c->holding[d->side])
+		err = nak_and_go_back(g, o, c, d, frame, len, &lay);
+	if (d->flags & DF_REQUEST) {
+		c->last_req[d->side] = *d;
+		c->last_req_ok[d->side] = f == F_NONE && (op->family == FAM_SEND || op->family == FAM_WRITE);
+	}
 	if (!err && f == F_RNR_EARLY)
-		err = send_rnr_nak(g, o, c, d);
-	if (!err && (f == F_DUP || f == F_RETX_CHANGED || f == F_RNR_EARLY))
+		err = send_nak(g, o, c, d, 0x20 | GEN_RNR_TIMER, d->psn);
+	if (!err && (f == F_DUP || f == F_RETX_CHANGED || f == F_RNR_EARLY)) {
 		err = resend(g, o, d, frame, len, &lay, f == F_RETX_CHANGED, f == F_RNR_EARLY);
+		count_episode(g, d, f == F_RNR_EARLY);
+	}
 	if (!err && f == F_BAD_OPCODE)
 		err = send_reserved_opcode(g, o, c, d, frame, payload, &g->fault_rng);
 	return err;

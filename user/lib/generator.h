@@ -34,6 +34,8 @@
 	X(DUP, "duplicate", "duplicate", RULE_PSN_DUPLICATE)                                 \
 	X(RETX_CHANGED, "retx-changed", "retx_changed", RULE_RETX_CHANGED)                   \
 	X(RNR_EARLY, "rnr-early", "rnr_early", RULE_RNR_RETRY_EARLY)                          \
+	X(NAK_WRONG, "nak-wrong-psn", "nak_wrong_psn", RULE_NAK_PSN_WRONG)                    \
+	X(GO_BACK_0, "go-back-0", "go_back_0", RULE_GO_BACK_EARLY)                            \
 	X(BAD_OPCODE, "bad-opcode", "bad_opcode", RULE_OPCODE)                               \
 	X(BAD_PAD, "bad-pad", "bad_pad", RULE_PAD)                                           \
 	X(SE, "se-misuse", "se_misuse", RULE_SE)                                             \
@@ -126,8 +128,19 @@ struct conn {
 	struct desc *d;
 	size_t n, cap, next;
 	/* while sending: the state of each side's request flow, for --drop */
-	bool prev_dropped[2], prev_read[2];
-	uint32_t msn_sent[2]; /* the last MSN each side sent as a responder, for --rnr-early's NAK */
+	bool prev_dropped[2];
+	bool dropped_once[2]; /* --drop lost a request of the side, the last at drop_psn */
+	uint32_t drop_psn[2];
+	uint32_t msn_sent[2]; /* the last MSN each side sent as a responder, for the NAKs gen makes */
+	/*
+	 * --nak-wrong-psn and --go-back-0: a request lost on the way (held
+	 * back until the side's next request, which the NAK and the go-back
+	 * follow), and the side's last request sent, which go-back-0 resends.
+	 */
+	bool holding[2];
+	int held_fault[2];
+	struct desc held[2], last_req[2];
+	bool last_req_ok[2]; /* last_req is a SEND/WRITE packet sent without a fault */
 };
 
 struct gen {
@@ -155,7 +168,7 @@ struct gen {
 	uint64_t pkey_breaks; /* --flip-invariant P_Key flips on a CM-learned connection */
 	uint64_t retx_episodes;	  /* resent RC requests: each opens an episode */
 	uint64_t retx_uncompared; /* of them, READ requests (never compared) */
-	uint64_t retx_after_nak;  /* of them, retries after an RNR NAK (--rnr-early) */
+	uint64_t retx_after_nak;  /* of them, after a NAK (--rnr-early, --nak-wrong-psn, --go-back-0) */
 	uint64_t injected[F__COUNT];
 	uint64_t mutated[M__COUNT];
 };

@@ -152,7 +152,7 @@ static void write_latency(FILE *f, const struct prom_iface *ifs, int n)
 			for (int b = 0; b < ROCEVAL_LAT_BUCKETS; b++) {
 				run += h->bucket[b];
 				sample_start(f, "roceval_latency_seconds_bucket", ifs[i].ifname);
-				fprintf(f, ",kind=\"%s\",le=\"%.9g\"} %llu\n", latency_ids[k], latency_le_ns(b) / 1e9, run);
+				fprintf(f, ",kind=\"%s\",le=\"%.12g\"} %llu\n", latency_ids[k], latency_le_ns(b) / 1e9, run);
 			}
 			sample_start(f, "roceval_latency_seconds_bucket", ifs[i].ifname);
 			fprintf(f, ",kind=\"%s\",le=\"+Inf\"} %llu\n", latency_ids[k], run);
