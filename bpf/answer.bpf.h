@@ -134,11 +134,15 @@ static __always_inline void answer_count(struct roceval_flow *r, __u32 kind, __u
 /*
  * An ACK (or a READ response's AETH) acknowledges every request up to its
  * PSN: each still waiting in the flow's slots is answered now.  READ
- * requests are answered by their first response, not timed here.
+ * requests are answered by their first response, not timed here.  A READ
+ * response stream it goes past is no longer where a re-request starts.
  */
 static __always_inline void answer_ack(const struct roceval_scratch *s, struct roceval_flow *r)
 {
 	__u32 psn = s->fi.psn;
+
+	if ((r->read_next & ROCEVAL_RETX_HELD) && !psn_ahead(r->read_next & ROCE_PSN_MASK, psn))
+		r->read_next = 0;
 
 	for (int i = 0; i < ROCEVAL_RETX_SLOTS; i++) {
 		struct roceval_retx_slot *slot = &r->retx[i];
@@ -152,7 +156,10 @@ static __always_inline void answer_ack(const struct roceval_scratch *s, struct r
 	}
 }
 
-/* The first response of a READ (FIRST or ONLY carries the READ's PSN). */
+/*
+ * The first response of a READ: FIRST or ONLY carries the READ's own PSN,
+ * which is all the slot matches (a LAST carries a PSN the READ consumed).
+ */
 static __always_inline void answer_read(const struct roceval_scratch *s, struct roceval_flow *r)
 {
 	struct roceval_retx_slot *slot = &r->retx[s->fi.psn & (ROCEVAL_RETX_SLOTS - 1)];
@@ -162,6 +169,18 @@ static __always_inline void answer_read(const struct roceval_scratch *s, struct 
 		return;
 	slot->psn_bits &= ~ROCEVAL_RETX_WAITING;
 	answer_count(r, LAT_READ, s->now_t - slot->sent_t);
+}
+
+/*
+ * READ responses in order: a READ's first (FIRST or ONLY) sets where its
+ * stream stands, each next one in order moves it on, and one out of order
+ * (a response lost before the observer) leaves it at the first one
+ * missing: where the requester must re-request from (retx.bpf.h).
+ */
+static __always_inline void answer_read_stream(struct roceval_flow *r, __u32 psn, __u8 position)
+{
+	if (position == POS_FIRST || position == POS_ONLY || r->read_next == (psn | ROCEVAL_RETX_HELD))
+		r->read_next = ((psn + 1) & ROCE_PSN_MASK) | ROCEVAL_RETX_HELD;
 }
 
 #endif /* ROCEVAL_ANSWER_BPF_H */

@@ -81,10 +81,9 @@ static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *
 }
 
 /*
- * A response on a reliable connection (it has an AETH: ACK, NAK, atomic
- * ACK, a READ response's first or last): matched to the requests it
- * answers (answer.bpf.h), a NAK judged against them.  Not inlined: the
- * frame's stack is full.
+ * A response on a reliable connection (an ACK, NAK, atomic ACK or READ
+ * response): matched to the requests it answers (answer.bpf.h), a NAK
+ * judged against them.  Not inlined: the frame's stack is full.
  */
 static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
 {
@@ -107,9 +106,11 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 		retx_nak(s, cnt, r, by_cm);
 		return;
 	}
-	if (op->family == FAM_READ_RESP && (op->position == POS_FIRST || op->position == POS_ONLY))
+	if (op->family == FAM_READ_RESP) {
 		answer_read(s, r);
-	if (!(fi->aeth >> 29)) /* syndrome 000xxxxx: an ACK */
+		answer_read_stream(r, fi->psn, op->position);
+	}
+	if (fi->has_aeth && !(fi->aeth >> 29)) /* syndrome 000xxxxx: an ACK */
 		answer_ack(s, r);
 }
 
@@ -260,12 +261,12 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 					answer_hint(fi, f);
 			}
 		}
-		if (fi->has_aeth) {
+		if (fi->has_aeth)
 			msn_check(s, cnt, f);
-			/* a window given up on (answer_pair): not the call either */
-			if (transport != ROCE_TR_UC && (cm_active || !answer_given_up(f, ANSWER_WINDOW(fi->psn))))
-				flow_answer(s, cnt, f);
-		}
+		/* a window given up on (answer_pair): not the call either */
+		if ((fi->has_aeth || op->family == FAM_READ_RESP) && transport != ROCE_TR_UC &&
+		    (cm_active || !answer_given_up(f, ANSWER_WINDOW(fi->psn))))
+			flow_answer(s, cnt, f);
 	}
 
 	flow_account(s, f, frame_len);

@@ -202,6 +202,26 @@ static __always_inline void retx_timeout_early(struct roceval_scratch *s, struct
 		violate(s, cnt, RULE_RETX_TIMEOUT_EARLY);
 }
 
+/*
+ * A READ re-request that starts an episode without a NAK must start where
+ * the READ's responses stopped: the PSN after the last one received in
+ * order (answer.bpf.h), while that is a PSN the requester sent and no ACK
+ * has gone past it.  Responses the observer saw may still be lost after
+ * it: judged right where the responses were seen, at the requester's side.
+ */
+static __always_inline void retx_read_rerequest(struct roceval_scratch *s, struct roceval_counters *cnt,
+						const struct roceval_flow *f)
+{
+	const struct frame_info *fi = &s->fi;
+	__u32 from = f->read_next & ROCE_PSN_MASK;
+	__u32 last = (f->req.next_psn - 1) & ROCE_PSN_MASK;
+
+	if (roce_ops[fi->opcode & 0x1F].family != FAM_READ_REQ || !(f->read_next & ROCEVAL_RETX_HELD))
+		return;
+	if (psn_within(from, (last - RETX_NAK_REACH) & ROCE_PSN_MASK, last) && fi->psn != from)
+		violate(s, cnt, RULE_READ_REREQUEST);
+}
+
 /* The first retransmission after a NAK: how long the requester took, and for an RNR NAK whether it waited enough. */
 static __always_inline void retx_after_nak(struct roceval_scratch *s, struct roceval_counters *cnt,
 					   const struct roceval_flow *f)
@@ -239,6 +259,7 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 		if (!(f->retx_nak & ROCEVAL_RETX_HELD)) {
 			violate(s, cnt, RULE_RETX_TIMEOUT);
 			retx_timeout_early(s, cnt, held);
+			retx_read_rerequest(s, cnt, f);
 		} else {
 			if (fi->psn != (f->retx_nak & ROCE_PSN_MASK))
 				violate(s, cnt, psn_ahead(f->retx_nak, fi->psn) ? RULE_GO_BACK_EARLY : RULE_GO_BACK_LATE);

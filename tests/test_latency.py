@@ -78,6 +78,27 @@ def test_read_is_answered_by_its_first_response(tmp_path):
     assert hist(r, "ack") == {bucket(1000): 1}
 
 
+def test_an_ack_does_not_time_a_read(tmp_path):
+    # the capture lost the READ's response: the ACK after covers the READ, which is not an "ack"
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = [(0, c.to_b("RDMA_READ_REQUEST", p, 0, dmalen=64)), (1 * US, c.to_b("SEND_ONLY", p + 1, 64)),
+              (9 * US, c.to_a("ACKNOWLEDGE", p + 1))]
+    r = timed(tmp_path, frames, conn=c)
+    assert hist(r, "ack") == {bucket(8000): 1}
+    assert r["latency"]["read"]["count"] == 0
+
+
+def test_an_error_nak_answers_nothing(tmp_path):
+    # a remote access error NAK (syndrome 0x62) ends the connection; it is no ACK
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = [(0, c.to_b("SEND_ONLY", p, 64)), (2 * US, c.to_a("ACKNOWLEDGE", p, syndrome=0x62))]
+    r = timed(tmp_path, frames, conn=c)
+    assert r["rules"]["nak_access"] == 1
+    assert all(r["latency"][k]["count"] == 0 for k in r["latency"])
+
+
 def test_an_ack_answers_only_requests_sent_before_it(tmp_path):
     c = cm_mad.Conn()
     p = c.b_psn

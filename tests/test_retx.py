@@ -253,6 +253,63 @@ def test_a_nak_answers_one_episode(tmp_path):
                                          "retx_uncompared": 1, "retx_timeout": 1}
 
 
+# --- READ re-requests ---------------------------------------------------------------------------
+
+def read_stream(c, got, rerequest, cm=True):
+    """c's READ of 4 PMTUs (4096 bytes at CM's 1024) at p; the responses at the offsets in `got`
+    reach the requester, which re-requests from p + rerequest (the rest of the READ)."""
+    p = c.b_psn
+    frames = (c.handshake() if cm else []) + [c.to_b("RDMA_READ_REQUEST", p, 0, dmalen=4096)]
+    names = {0: "FIRST", 1: "MIDDLE", 2: "MIDDLE", 3: "LAST"}
+    frames += [c.to_a(f"RDMA_READ_RESPONSE_{names[i]}", p + i, 1024) for i in got]
+    frames.append(c.to_b("RDMA_READ_REQUEST", p + rerequest, 0, dmalen=1024 * (4 - rerequest)))
+    return frames
+
+
+def read_rules(tmp_path, frames, *opts):
+    r = replay(tmp_path, frames, "--pmtu", "1024", *opts)
+    return {k: v for k, v in nonzero_rules(r).items() if k in RETX | {"read_rerequest", "retx_timeout"}}
+
+
+@pytest.mark.parametrize("cm", [True, False], ids=["cm", "inferred"])
+@pytest.mark.parametrize("got,rerequest,wrong", [((0, 1), 2, 0), ((0, 1), 0, 1), ((0, 1), 3, 1),
+                                                  ((0, 1, 3), 2, 0), ((), 0, 0), ((0,), 2, 1)],
+                         ids=["after-the-last", "from-the-start", "skipping", "after-a-gap",
+                              "none-received", "one-skipped"])
+def test_read_rerequest_starts_after_the_last_response(tmp_path, cm, got, rerequest, wrong):
+    c = cm_mad.Conn()
+    rules = read_rules(tmp_path, read_stream(c, got, rerequest, cm))
+    assert rules.get("read_rerequest", 0) == wrong
+    assert (rules["retx_episode"], rules["retx_timeout"], rules["retx_uncompared"]) == (1, 1, 1)
+
+
+def test_a_read_answered_in_full_is_not_judged_again(tmp_path):
+    # every response seen: a re-request means some were lost past the observer, which it cannot see
+    c = cm_mad.Conn()
+    assert "read_rerequest" not in read_rules(tmp_path, read_stream(c, (0, 1, 2, 3), 0))
+
+
+def test_an_ack_past_the_read_ends_its_stream(tmp_path):
+    # the READ answered in full and a SEND after it ACKed: a later READ's re-request is its own
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = c.handshake() + [c.to_b("RDMA_READ_REQUEST", p, 0, dmalen=2048),
+                              c.to_a("RDMA_READ_RESPONSE_FIRST", p, 1024),
+                              c.to_a("RDMA_READ_RESPONSE_LAST", p + 1, 1024),
+                              c.to_b("SEND_ONLY", p + 2, 64), c.to_a("ACKNOWLEDGE", p + 2),
+                              c.to_b("RDMA_READ_REQUEST", p + 3, 0, dmalen=1024),
+                              c.to_b("RDMA_READ_REQUEST", p + 3, 0, dmalen=1024)]
+    assert "read_rerequest" not in read_rules(tmp_path, frames)
+
+
+def test_a_read_rerequest_after_a_nak_is_judged_by_the_nak(tmp_path):
+    c = cm_mad.Conn()
+    frames = read_stream(c, (0, 1), 0)
+    frames.insert(-1, c.to_a("ACKNOWLEDGE", c.b_psn + 2, syndrome=NAK_PSN_SEQ))
+    r = replay(tmp_path, frames, "--pmtu", "1024")
+    assert r["rules"]["read_rerequest"] == 0 and r["rules"]["go_back_early"] == 1
+
+
 # --- live, through a veth ---------------------------------------------------------------------
 
 def live_rules(netns, tmp_path, frames):

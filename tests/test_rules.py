@@ -25,7 +25,7 @@ STATEFUL |= {"cm", "cm_established", "cm_rep_unknown", "cm_rtu_unknown", "cm_dre
 STATEFUL |= {"retx_episode", "retx_changed", "retx_uncompared", "retx_timeout", "nak_psn_wrong",
              "go_back_early", "go_back_late"}
 # Timer rules judge a retry against when its NAK or its first transmission came: test_latency.py.
-STATEFUL |= {"retx_timeout_early", "rnr_retry_early"}
+STATEFUL |= {"retx_timeout_early", "rnr_retry_early", "read_rerequest"}
 
 
 class Case:

@@ -124,6 +124,7 @@ static const struct {
 	{ "go_back_late", -1, RULE_GO_BACK_LATE },
 	{ "timeout_early", -1, RULE_RETX_TIMEOUT_EARLY },
 	{ "rnr_retry_early", -1, RULE_RNR_RETRY_EARLY },
+	{ "read_rerequest", -1, RULE_READ_REREQUEST },
 };
 
 void retransmission_json(struct json_writer *w, const struct roceval_counters *c)
