@@ -135,13 +135,14 @@ static __always_inline void answer_count(struct roceval_flow *r, __u32 kind, __u
  * An ACK (or a READ response's AETH) acknowledges every request up to its
  * PSN: each still waiting in the flow's slots is answered now.  READ
  * requests are answered by their first response, not timed here.  A READ
- * response stream it goes past is no longer where a re-request starts.
+ * response stream an ACK (not a READ response) goes past is no longer where
+ * a re-request starts.
  */
-static __always_inline void answer_ack(const struct roceval_scratch *s, struct roceval_flow *r)
+static __always_inline void answer_ack(const struct roceval_scratch *s, struct roceval_flow *r, bool read_resp)
 {
 	__u32 psn = s->fi.psn;
 
-	if ((r->read_next & ROCEVAL_RETX_HELD) && !psn_ahead(r->read_next & ROCE_PSN_MASK, psn))
+	if (!read_resp && (r->read_next & ROCEVAL_RETX_HELD) && !psn_ahead(r->read_next & ROCE_PSN_MASK, psn))
 		r->read_next = 0;
 
 	for (int i = 0; i < ROCEVAL_RETX_SLOTS; i++) {
@@ -179,8 +180,11 @@ static __always_inline void answer_read(const struct roceval_scratch *s, struct 
  */
 static __always_inline void answer_read_stream(struct roceval_flow *r, __u32 psn, __u8 position)
 {
-	if (position == POS_FIRST || position == POS_ONLY || r->read_next == (psn | ROCEVAL_RETX_HELD))
-		r->read_next = ((psn + 1) & ROCE_PSN_MASK) | ROCEVAL_RETX_HELD;
+	if (position == POS_FIRST || position == POS_ONLY)
+		r->read_from = psn;
+	else if (r->read_next != (psn | ROCEVAL_RETX_HELD))
+		return;
+	r->read_next = ((psn + 1) & ROCE_PSN_MASK) | ROCEVAL_RETX_HELD;
 }
 
 #endif /* ROCEVAL_ANSWER_BPF_H */

@@ -111,7 +111,7 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 		answer_read_stream(r, fi->psn, op->position);
 	}
 	if (fi->has_aeth && !(fi->aeth >> 29)) /* syndrome 000xxxxx: an ACK */
-		answer_ack(s, r);
+		answer_ack(s, r, op->family == FAM_READ_RESP);
 }
 
 /* Message sequence in one space: FIRST MIDDLE* LAST, or ONLY. */

@@ -206,19 +206,23 @@ static __always_inline void retx_timeout_early(struct roceval_scratch *s, struct
  * A READ re-request that starts an episode without a NAK must start where
  * the READ's responses stopped: the PSN after the last one received in
  * order (answer.bpf.h), while that is a PSN the requester sent and no ACK
- * has gone past it.  Responses the observer saw may still be lost after
- * it: judged right where the responses were seen, at the requester's side.
+ * has gone past it.  Judged when it re-requests that READ, from its own
+ * PSN to the one after the last response received: one starting further
+ * on may be another READ's, whose length the responses do not tell.
+ * Responses the observer saw may still be lost after it: judged right where
+ * the responses were seen, at the requester's side.
  */
 static __always_inline void retx_read_rerequest(struct roceval_scratch *s, struct roceval_counters *cnt,
 						const struct roceval_flow *f)
 {
 	const struct frame_info *fi = &s->fi;
-	__u32 from = f->read_next & ROCE_PSN_MASK;
+	__u32 next = f->read_next & ROCE_PSN_MASK;
 	__u32 last = (f->req.next_psn - 1) & ROCE_PSN_MASK;
 
 	if (roce_ops[fi->opcode & 0x1F].family != FAM_READ_REQ || !(f->read_next & ROCEVAL_RETX_HELD))
 		return;
-	if (psn_within(from, (last - RETX_NAK_REACH) & ROCE_PSN_MASK, last) && fi->psn != from)
+	if (psn_within(next, (last - RETX_NAK_REACH) & ROCE_PSN_MASK, last) && fi->psn != next &&
+	    psn_within(fi->psn, f->read_from, next))
 		violate(s, cnt, RULE_READ_REREQUEST);
 }
 

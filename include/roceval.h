@@ -228,7 +228,9 @@ struct roceval_flow {
 	struct roceval_retx_slot retx[ROCEVAL_RETX_SLOTS];
 	/* latencies of the answers to these requests (ACK and READ kinds), as in the latency map */
 	__u32 latency[ROCEVAL_LAT_BUCKETS];
-	/* the PSN after the last READ response to these requests, in order since its READ's first | ROCEVAL_RETX_HELD */
+	/* the READ response stream: the PSN of its READ (its first response), and the PSN after
+	 * the last response in order | ROCEVAL_RETX_HELD */
+	__u32 read_from;
 	__u32 read_next;
 };
 
