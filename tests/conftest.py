@@ -116,6 +116,28 @@ def xdp_prog_id(ns):
     return json.loads(out)[0].get("xdp", {}).get("prog", {}).get("id")
 
 
+def live_stats(netns, tmp_path, frames, while_attached=None):
+    """Attaches roceval to netns's receiving end, sends frames from the other end on one CPU, and
+    returns stats --json once it counted them all (10 s at most), with what while_attached()
+    returned before the detach."""
+    import roce
+
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    try:
+        send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "live.pcap", frames), one_cpu=True)
+        deadline = time.monotonic() + 10
+        while True:
+            st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+            if st["roce"] >= len(frames) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        extra = while_attached() if while_attached else None
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    assert st["roce"] == len(frames)
+    return st, extra
+
+
 def wait_for(cond, timeout=10):
     """Whether cond() became true within timeout seconds (polled every 0.1 s)."""
     deadline = time.time() + timeout

@@ -8,13 +8,12 @@ Expected buckets are worked out here from the times each test gives its frames.
 """
 import json
 import struct
-import time
 
 import pytest
 
 import cm_mad
 import roce
-from conftest import nonzero_rules, replay, run, send_pcap
+from conftest import live_stats, nonzero_rules, replay, run
 
 US = 1e-6
 NAK_PSN_SEQ = 0x60
@@ -293,18 +292,8 @@ def test_live_latency_counts_as_replay(netns, tmp_path):
     expected = {"ack": 4, "read": 1, "nak_retx": 0, "rnr_retry": 0}
     r = replay(tmp_path, frames)
     assert {k: v["count"] for k, v in r["latency"].items()} == expected
-    run("attach", netns.if_rx, netns=netns.rx, check=True)
-    try:
-        send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "live.pcap", frames), one_cpu=True)
-        deadline = time.monotonic() + 10
-        while True:
-            st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
-            if st["roce"] >= len(frames) or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        status = json.loads(run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
-    finally:
-        run("detach", netns.if_rx, netns=netns.rx)
+    st, status = live_stats(netns, tmp_path, frames, lambda: json.loads(
+        run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout))
     assert {k: v["count"] for k, v in st["latency"].items()} == expected
     assert sum(b["count"] for b in st["latency"]["ack"]["buckets"]) == 4
     assert st["retransmission"]["packets"] == 0

@@ -7,13 +7,12 @@ so a changed retransmission is told only by comparing it with its first transmis
 """
 import json
 import subprocess
-import time
 
 import pytest
 
 import cm_mad
 import roce
-from conftest import ROCEVAL, nonzero_rules, replay, replay_json, run, send_pcap
+from conftest import ROCEVAL, live_stats, nonzero_rules, replay, replay_json, run, send_pcap
 
 A, B = "192.0.2.1", "192.0.2.2"
 RETX = {"psn_duplicate", "retx_episode", "retx_changed", "retx_uncompared"}
@@ -315,19 +314,7 @@ def test_a_read_rerequest_after_a_nak_is_judged_by_the_nak(tmp_path):
 # --- live, through a veth ---------------------------------------------------------------------
 
 def live_rules(netns, tmp_path, frames):
-    run("attach", netns.if_rx, netns=netns.rx, check=True)
-    try:
-        send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "live.pcap", frames),
-                  one_cpu=True)
-        deadline = time.monotonic() + 10
-        while True:
-            st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
-            if st["roce"] >= len(frames) or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-    finally:
-        run("detach", netns.if_rx, netns=netns.rx)
-    assert st["roce"] == len(frames)
+    st, _ = live_stats(netns, tmp_path, frames)
     return {k: v for k, v in st["rules"].items() if v and k in GO_BACK}
 
 

@@ -26,9 +26,9 @@ FUZZ_TARGETS := settings pcap config trace http
 FUZZ_SRCS_settings := user/lib/settings.c user/lib/util.c user/lib/json.c
 FUZZ_SRCS_pcap := user/lib/replay_file.c user/lib/cooked.c user/lib/util.c tests/fuzz/stub_replay.c
 FUZZ_SRCS_config := user/lib/config.c user/lib/iface.c user/lib/settings.c user/lib/util.c user/lib/json.c
-FUZZ_SRCS_trace := user/lib/sample.c user/lib/capture.c user/lib/cm.c user/lib/cm_names.c user/lib/util.c user/lib/json.c
+FUZZ_SRCS_trace := user/lib/sample.c user/lib/capture.c user/lib/cm.c user/lib/counters.c user/lib/cm_names.c user/lib/util.c user/lib/json.c
 # the http target serves user/lib/http.c on loopback
-FUZZ_SRCS_http := user/lib/http.c user/lib/prom.c user/lib/latency.c user/lib/json.c user/lib/cm_names.c user/lib/util.c
+FUZZ_SRCS_http := user/lib/http.c user/lib/prom.c user/lib/latency.c user/lib/counters.c user/lib/json.c user/lib/cm_names.c user/lib/util.c
 
 define fuzz_target
 $(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_input.h $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)

@@ -9,6 +9,7 @@
 
 #include "cm.h"
 #include "common.h"
+#include "counters.h"
 #include "flows.h"
 #include "json.h"
 #include "live.h"
@@ -69,29 +70,12 @@ void cm_annotate(int ends_fd, struct flow_entry *e, int n)
 
 int cm_rej_read(int rej_fd, __u64 out[ROCEVAL_CM_REJ_SLOTS])
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v;
+	int err = 0;
 
 	memset(out, 0, ROCEVAL_CM_REJ_SLOTS * sizeof(*out));
-	if (rej_fd < 0)
-		return 0;
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	v = calloc(ncpu, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (__u32 r = 0; r < ROCEVAL_CM_REJ_SLOTS; r++) {
-		if (bpf_map_lookup_elem(rej_fd, &r, v)) {
-			int err = -errno;
-
-			free(v);
-			return err;
-		}
-		for (int c = 0; c < ncpu; c++)
-			out[r] += v[c];
-	}
-	free(v);
-	return 0;
+	for (__u32 r = 0; rej_fd >= 0 && r < ROCEVAL_CM_REJ_SLOTS && !err; r++)
+		err = percpu_sum(rej_fd, r, &out[r], 1);
+	return err;
 }
 
 void cm_rej_json(struct json_writer *w, int rej_fd)

@@ -9,32 +9,30 @@
 #include "counters.h"
 #include "json.h"
 
-int counters_read(int map_fd, struct roceval_counters *sum)
+int percpu_sum(int map_fd, __u32 key, __u64 *sum, size_t n)
 {
 	int ncpu = libbpf_num_possible_cpus();
-	struct roceval_counters *per_cpu;
-	__u32 key = 0;
+	__u64 *per_cpu;
 	int err = 0;
 
 	if (ncpu < 1)
 		return -EINVAL;
-	per_cpu = calloc(ncpu, sizeof(*per_cpu));
+	per_cpu = calloc((size_t)ncpu * n, sizeof(*per_cpu));
 	if (!per_cpu)
 		return -ENOMEM;
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(map_fd, &key, per_cpu)) {
+	if (bpf_map_lookup_elem(map_fd, &key, per_cpu))
 		err = -errno;
-		goto out;
-	}
-	for (int c = 0; c < ncpu; c++) {
-		for (int i = 0; i < TOTAL__COUNT; i++)
-			sum->total[i] += per_cpu[c].total[i];
-		for (int i = 0; i < RULE__COUNT; i++)
-			sum->rule[i] += per_cpu[c].rule[i];
-	}
-out:
+	for (int c = 0; c < ncpu && !err; c++)
+		for (size_t i = 0; i < n; i++)
+			sum[i] += per_cpu[(size_t)c * n + i];
 	free(per_cpu);
 	return err;
+}
+
+int counters_read(int map_fd, struct roceval_counters *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	return percpu_sum(map_fd, 0, (__u64 *)sum, sizeof(*sum) / sizeof(__u64));
 }
 
 void counters_json(struct json_writer *w, const struct roceval_counters *c)

@@ -5,6 +5,11 @@
 #include <stdio.h>
 #include "roceval.h"
 
+/*
+ * Adds every CPU's value of `key` in a per-CPU map whose values are n
+ * 64-bit counters (all of roceval's are) to sum[0..n-1].  0 or -errno.
+ */
+int percpu_sum(int map_fd, __u32 key, __u64 *sum, size_t n);
 /* Sums the per-CPU values of the counters map into *sum. */
 int counters_read(int map_fd, struct roceval_counters *sum);
 struct json_writer;

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-#include <errno.h>
-#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "common.h"
+#include "counters.h"
 #include "json.h"
 #include "latency.h"
 
@@ -18,28 +16,11 @@ const char *const latency_descs[LAT__COUNT] = { ROCEVAL_LATENCIES(LAT_DESC) };
 
 int latency_read(int map_fd, struct roceval_latency_hist *out)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct roceval_latency_hist *per_cpu;
 	int err = 0;
 
-	if (ncpu < 1)
-		return -EINVAL;
-	per_cpu = calloc(ncpu, sizeof(*per_cpu));
-	if (!per_cpu)
-		return -ENOMEM;
 	memset(out, 0, sizeof(*out) * LAT__COUNT);
-	for (__u32 k = 0; k < LAT__COUNT && !err; k++) {
-		if (bpf_map_lookup_elem(map_fd, &k, per_cpu)) {
-			err = -errno;
-			break;
-		}
-		for (int c = 0; c < ncpu; c++) {
-			for (int b = 0; b < ROCEVAL_LAT_BUCKETS; b++)
-				out[k].bucket[b] += per_cpu[c].bucket[b];
-			out[k].sum_ns += per_cpu[c].sum_ns;
-		}
-	}
-	free(per_cpu);
+	for (__u32 k = 0; k < LAT__COUNT && !err; k++)
+		err = percpu_sum(map_fd, k, (__u64 *)&out[k], sizeof(*out) / sizeof(__u64));
 	return err;
 }
 
