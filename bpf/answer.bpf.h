@@ -127,8 +127,12 @@ static __always_inline void answer_count(struct roceval_flow *r, __u32 kind, __u
 {
 	__u32 b = latency_record(kind, ticks);
 
-	if (b < ROCEVAL_LAT_BUCKETS)
-		__sync_fetch_and_add(&r->latency[b], 1);
+	if (b >= ROCEVAL_LAT_BUCKETS)
+		return;
+	if (r->latency[b] == 0xFFFF)
+		for (int i = 0; i < ROCEVAL_LAT_BUCKETS; i++)
+			r->latency[i] >>= 1;
+	r->latency[b]++;
 }
 
 /*

@@ -23,6 +23,15 @@ def rnr(code):
     return 0x20 | code
 
 
+def with_psn(frm, psn):
+    """An untagged IPv4 RoCEv2 frame with its BTH PSN changed and its ICRC made to match: many
+    frames of one shape, faster than building each."""
+    b = bytearray(frm)
+    b[14 + 20 + 8 + 9:14 + 20 + 8 + 12] = (psn & 0xFFFFFF).to_bytes(3, "big")
+    b[-4:] = roce.icrc(bytes(b[14:]))
+    return bytes(b)
+
+
 def bucket(ns):
     """The upper bound of the log2 bucket a latency of ns falls in (roceval.h)."""
     le = 1024
@@ -131,6 +140,21 @@ def test_only_the_last_eight_requests_wait_for_an_answer(tmp_path):
     # PSNs 4..11, sent at 4..11 us, answered at 100 us: 89 to 96 us
     assert hist(r, "ack") == {bucket(96000): 8}
     assert r["latency"]["ack"]["count"] == 8
+
+
+def test_a_flows_histogram_halves_when_a_bucket_fills(tmp_path):
+    # 65536 requests answered 8 at a time, all in one bucket: the flow's histogram holds 2 bytes a
+    # bucket and halves at the 65536th sample; the interface's counts every one
+    c = cm_mad.Conn()
+    p, frames = c.b_psn, []
+    send, ack = c.to_b("SEND_ONLY", p, 0), c.to_a("ACKNOWLEDGE", p)
+    for i in range(0, 65536, 8):
+        frames += [(i * US, with_psn(send, p + i + k)) for k in range(8)]
+        frames.append(((i + 8) * US, with_psn(ack, p + i + 7)))
+    r = timed(tmp_path, frames, conn=c)
+    assert r["latency"]["ack"]["count"] == 65536
+    flow = next(f for f in r["flows"] if f["dqpn"] == c.b_qpn)
+    assert flow["latency"] == {"count": 32768, "p50_ns": bucket(8000), "p99_ns": bucket(8000)}
 
 
 def test_acks_without_their_requests_time_nothing(tmp_path):

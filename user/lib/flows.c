@@ -152,8 +152,8 @@ static void flow_latency_json(struct json_writer *w, const struct roceval_flow *
 		return;
 	json_object_begin(w, "latency");
 	json_u64(w, "count", n);
-	json_u64(w, "p50_ns", latency_quantile32_ns(f->latency, 0.5));
-	json_u64(w, "p99_ns", latency_quantile32_ns(f->latency, 0.99));
+	json_u64(w, "p50_ns", latency_quantile16_ns(f->latency, 0.5));
+	json_u64(w, "p99_ns", latency_quantile16_ns(f->latency, 0.99));
 	json_object_end(w);
 }
 

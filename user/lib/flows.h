@@ -22,7 +22,7 @@ struct flow_entry {
 int flows_collect(int flows_fd, struct flow_entry **out);
 struct json_writer;
 
-/* Answers to the flow's requests timed (its latency histogram's samples). */
+/* Samples in the flow's latency histogram: its answers timed, until the first halving (roceval.h). */
 unsigned long long flow_latency_count(const struct roceval_flow *f);
 /*
  * An object: "src", "dst", "dqpn", "packets", "bytes", "violations", "rules":

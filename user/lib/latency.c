@@ -29,16 +29,16 @@ unsigned long long latency_le_ns(unsigned int b)
 	return 1ULL << (ROCEVAL_LAT_SHIFT + b);
 }
 
-static unsigned long long quantile(const __u64 *b64, const __u32 *b32, double q)
+static unsigned long long quantile(const __u64 *b64, const __u16 *b16, double q)
 {
 	unsigned long long total = 0, run = 0;
 
 	for (int b = 0; b < ROCEVAL_LAT_BUCKETS; b++)
-		total += b64 ? b64[b] : b32[b];
+		total += b64 ? b64[b] : b16[b];
 	if (!total)
 		return 0;
 	for (int b = 0; b < ROCEVAL_LAT_BUCKETS; b++) {
-		run += b64 ? b64[b] : b32[b];
+		run += b64 ? b64[b] : b16[b];
 		/* the sample of rank ceil(q * total) */
 		if ((double)run >= q * (double)total)
 			return latency_le_ns(b);
@@ -51,7 +51,7 @@ unsigned long long latency_quantile_ns(const __u64 *buckets, double q)
 	return quantile(buckets, NULL, q);
 }
 
-unsigned long long latency_quantile32_ns(const __u32 *buckets, double q)
+unsigned long long latency_quantile16_ns(const __u16 *buckets, double q)
 {
 	return quantile(NULL, buckets, q);
 }

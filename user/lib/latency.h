@@ -28,7 +28,7 @@ unsigned long long latency_le_ns(unsigned int b);
  * ns; 0 when there are no samples.  From counts of any width.
  */
 unsigned long long latency_quantile_ns(const __u64 *buckets, double q);
-unsigned long long latency_quantile32_ns(const __u32 *buckets, double q);
+unsigned long long latency_quantile16_ns(const __u16 *buckets, double q);
 
 struct json_writer;
 /*

@@ -180,8 +180,8 @@ static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int
 		top_add(sc, -1, false, "  %-52s %10llu %12llu %10llu %9s %9s", flow_entry_name(&e[i], name, sizeof(name)),
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
 			(unsigned long long)e[i].val.violations,
-			timed ? latency_text(latency_quantile32_ns(e[i].val.latency, 0.5), p50, sizeof(p50)) : "-",
-			timed ? latency_text(latency_quantile32_ns(e[i].val.latency, 0.99), p99, sizeof(p99)) : "-");
+			timed ? latency_text(latency_quantile16_ns(e[i].val.latency, 0.5), p50, sizeof(p50)) : "-",
+			timed ? latency_text(latency_quantile16_ns(e[i].val.latency, 0.99), p99, sizeof(p99)) : "-");
 		shown++;
 	}
 	if (!shown)
