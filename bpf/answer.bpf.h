@@ -23,7 +23,10 @@
 #include "retx.bpf.h"
 #include "latency.bpf.h"
 
-/* Written when a request flow's PSNs enter a new window.  An LRU: a lost hint costs answers unmatched, no alarm. */
+/*
+ * Written when a request flow's PSNs enter a new window; sized with the flow
+ * table by the loader.  An LRU: a lost hint costs answers unmatched, no alarm.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);

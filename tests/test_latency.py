@@ -8,12 +8,13 @@ Expected buckets are worked out here from the times each test gives its frames.
 """
 import json
 import struct
+import subprocess
 
 import pytest
 
 import cm_mad
 import roce
-from conftest import live_stats, nonzero_rules, replay, run
+from conftest import live_stats, nonzero_rules, pin_dir, replay, run
 
 US = 1e-6
 NAK_PSN_SEQ = 0x60
@@ -323,6 +324,18 @@ def test_live_latency_counts_as_replay(netns, tmp_path):
     assert st["retransmission"]["packets"] == 0
     status = status[0] if isinstance(status, list) else status
     assert status["latency_clock"] == "kernel"
+
+
+def test_the_hints_are_sized_with_the_flow_table(netns):
+    run("attach", netns.if_rx, "--flows", "1024", netns=netns.rx, check=True)
+    try:
+        pin = pin_dir(netns.if_rx, netns.rx)
+        sizes = {name: json.loads(subprocess.run(["bpftool", "-j", "map", "show", "pinned", str(pin / name)],
+                                                 capture_output=True, text=True, check=True).stdout)["max_entries"]
+                 for name in ("flows", "req_hints")}
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    assert sizes == {"flows": 1024, "req_hints": 1024}
 
 
 # --- generated traffic, against an oracle written here ------------------------------------------

@@ -29,6 +29,8 @@ static void size_tables(struct roceval_bpf *skel)
 	bpf_map__set_max_entries(skel->maps.cm_conns, flow_entries);
 	bpf_map__set_max_entries(skel->maps.conn_ring, flow_entries);
 	bpf_map__set_max_entries(skel->maps.cm_ends, 2 * flow_entries);
+	/* a request flow holds one hint at a time (its current PSN window) */
+	bpf_map__set_max_entries(skel->maps.req_hints, flow_entries);
 	skel->rodata->conn_capacity = flow_entries;
 }
 
