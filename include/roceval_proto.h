@@ -203,6 +203,10 @@ static inline unsigned int roce_transport_hdr_len(unsigned int transport, unsign
 	}
 }
 
+/* AETH syndromes (IBA 9.3.5): 001xxxxx an RNR NAK with its timer code, 01100000 a PSN sequence error NAK. */
+#define ROCE_AETH_RNR_NAK 0x20
+#define ROCE_AETH_NAK_PSN_SEQ 0x60
+
 /*
  * RNR NAK timer codes (AETH syndrome 001xxxxx), IBA 9.7.5.2.8 table 45: the
  * least time the requester must wait before it retries, in units of 10 us.

@@ -409,6 +409,12 @@ static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struc
 	return gen_out_frame(o, frame, len);
 }
 
+/* The random stream a packet's contents come from: its plan index's, so a retry rebuilds the same packet. */
+static uint64_t desc_rng(const struct gen *g, const struct desc *d)
+{
+	return g->seed ^ (d->idx + 1) * 0xD1B54A32D192ED03ULL;
+}
+
 /* The responder's NAK (AETH syndrome `syndrome`) naming `psn` to d's side, with its last MSN. */
 static int send_nak(struct gen *g, struct gen_out *o, const struct conn *c, const struct desc *d, uint32_t syndrome,
 		    uint32_t psn)
@@ -429,7 +435,7 @@ static int send_nak(struct gen *g, struct gen_out *o, const struct conn *c, cons
 static int resend_desc(struct gen *g, struct gen_out *o, const struct conn *c, const struct desc *d)
 {
 	static uint8_t frame[PKT_MAX_FRAME], payload[ROCE_PMTU_MAX + 8];
-	uint64_t drng = g->seed ^ (d->idx + 1) * 0xD1B54A32D192ED03ULL;
+	uint64_t drng = desc_rng(g, d);
 	struct pkt_layout lay;
 	struct pkt_spec s;
 	size_t len;
@@ -454,7 +460,7 @@ static int nak_and_go_back(struct gen *g, struct gen_out *o, struct conn *c, con
 	int err;
 
 	c->holding[e->side] = false;
-	err = send_nak(g, o, c, e, 0x60, lost->psn + (wrong ? 1 : 0));
+	err = send_nak(g, o, c, e, ROCE_AETH_NAK_PSN_SEQ, lost->psn + (wrong ? 1 : 0));
 	if (!err && !wrong)
 		err = resend_desc(g, o, c, &c->last_req[e->side]);
 	if (!err)
@@ -469,7 +475,7 @@ static int nak_and_go_back(struct gen *g, struct gen_out *o, struct conn *c, con
 int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
 {
 	static uint8_t frame[PKT_MAX_FRAME], payload[ROCE_PMTU_MAX + 8];
-	uint64_t drng = g->seed ^ (d->idx + 1) * 0xD1B54A32D192ED03ULL;
+	uint64_t drng = desc_rng(g, d);
 	const struct roce_op *op = &roce_ops[d->opcode & 0x1F];
 	struct pkt_layout lay;
 	struct pkt_spec s;
@@ -556,7 +562,7 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 		c->last_req_ok[d->side] = f == F_NONE && (op->family == FAM_SEND || op->family == FAM_WRITE);
 	}
 	if (!err && f == F_RNR_EARLY)
-		err = send_nak(g, o, c, d, 0x20 | GEN_RNR_TIMER, d->psn);
+		err = send_nak(g, o, c, d, ROCE_AETH_RNR_NAK | GEN_RNR_TIMER, d->psn);
 	if (!err && (f == F_DUP || f == F_RETX_CHANGED || f == F_RNR_EARLY)) {
 		err = resend(g, o, d, frame, len, &lay, f == F_RETX_CHANGED, f == F_RNR_EARLY);
 		count_episode(g, d, f == F_RNR_EARLY);
