@@ -96,6 +96,7 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 
 	if (!x)
 		return;
+	s->now_t = frame_time_ns() >> ROCEVAL_LAT_TIME_SHIFT;
 	by_cm = answer_pair(fi, f, x);
 	if (by_cm < 0)
 		return;
@@ -208,7 +209,6 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		struct roceval_flow_space *sp = (op->flags & OPF_REQUEST) ? &f->req : &f->resp;
 
 		f->transport = transport;
-		s->now_t = frame_time_ns() >> ROCEVAL_LAT_TIME_SHIFT;
 		if (op->payload == PL_PMTU) {
 			if (!f->pmtu)
 				f->pmtu = fi->payload;
@@ -253,6 +253,8 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		}
 
 		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC) {
+			/* read only where a time is kept or compared: live it is a helper call */
+			s->now_t = frame_time_ns() >> ROCEVAL_LAT_TIME_SHIFT;
 			if (duplicate) {
 				retx_resent(s, cnt, f);
 			} else {

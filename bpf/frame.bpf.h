@@ -96,7 +96,7 @@ struct roceval_scratch {
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 wire;	 /* the frame's length on the wire, once known */
 	__u32 icrc_at;	 /* datagram offset of the ICRC when buf holds the whole datagram, else 0 */
-	__u32 now_t;	 /* a reliable connection's frame: its time, ns >> ROCEVAL_LAT_TIME_SHIFT */
+	__u32 now_t;	 /* a reliable request's or response's time, ns >> ROCEVAL_LAT_TIME_SHIFT */
 };
 
 /*
