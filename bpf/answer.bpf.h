@@ -159,7 +159,7 @@ static __always_inline void answer_ack(const struct roceval_scratch *s, struct r
 		if (!(bits & ROCEVAL_RETX_WAITING) || psn_ahead(bits & ROCE_PSN_MASK, psn))
 			continue;
 		slot->psn_bits = bits & ~ROCEVAL_RETX_WAITING;
-		if (!(bits & ROCEVAL_RETX_READ))
+		if (s->timed && !(bits & ROCEVAL_RETX_READ))
 			answer_count(r, LAT_ACK, s->now_t - slot->sent_t);
 	}
 }
@@ -176,7 +176,8 @@ static __always_inline void answer_read(const struct roceval_scratch *s, struct 
 	if ((slot->psn_bits & (ROCE_PSN_MASK | ROCEVAL_RETX_WAITING | ROCEVAL_RETX_READ)) != want)
 		return;
 	slot->psn_bits &= ~ROCEVAL_RETX_WAITING;
-	answer_count(r, LAT_READ, s->now_t - slot->sent_t);
+	if (s->timed)
+		answer_count(r, LAT_READ, s->now_t - slot->sent_t);
 }
 
 /*

@@ -96,7 +96,7 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 
 	if (!x)
 		return;
-	s->now_t = frame_time_ns() >> ROCEVAL_LAT_TIME_SHIFT;
+	frame_clock(s, cnt);
 	by_cm = answer_pair(fi, f, x);
 	if (by_cm < 0)
 		return;
@@ -254,7 +254,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 
 		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC) {
 			/* read only where a time is kept or compared: live it is a helper call */
-			s->now_t = frame_time_ns() >> ROCEVAL_LAT_TIME_SHIFT;
+			frame_clock(s, cnt);
 			if (duplicate) {
 				retx_resent(s, cnt, f);
 			} else {

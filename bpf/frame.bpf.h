@@ -97,6 +97,8 @@ struct roceval_scratch {
 	__u32 wire;	 /* the frame's length on the wire, once known */
 	__u32 icrc_at;	 /* datagram offset of the ICRC when buf holds the whole datagram, else 0 */
 	__u32 now_t;	 /* a reliable request's or response's time, ns >> ROCEVAL_LAT_TIME_SHIFT */
+	bool timed;	 /* now_t holds the frame's time (frame_clock) */
+	__u64 nic_stamp; /* the NIC's receive timestamp of the frame (roceval_xdp_nic), 0 if none */
 };
 
 /*

@@ -8,6 +8,7 @@
 #define ROCEVAL_LATENCY_BPF_H
 
 #include "frame.bpf.h"
+#include "batch.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -20,6 +21,44 @@ struct {
 __noinline __u64 roceval_latency_bucket(__u64 ns)
 {
 	return roceval_lat_bucket(ns);
+}
+
+/*
+ * Set once the NIC has stamped one of this interface's frames: from then on
+ * its frames are timed by the NIC's clock alone.  The kernel's clock is
+ * another time base, so a frame the NIC did not stamp is then not timed at
+ * all rather than timed by a clock its partner frames were not.
+ */
+bool nic_clock;
+
+/*
+ * The frame's time for latencies and retransmission timers into s->now_t,
+ * and s->timed saying whether it has one: the capture's time in a replay,
+ * else the NIC's receive timestamp where roceval_xdp_nic got one, else the
+ * kernel's clock.  Read only where a time is kept or compared.
+ */
+static __always_inline void frame_clock(struct roceval_scratch *s, struct roceval_counters *cnt)
+{
+	__u64 ns;
+
+	s->timed = true;
+	if (replay_clock) {
+		ns = batch_hdr.time_ns;
+		cnt->total[TOTAL_TIMED_CAPTURE]++;
+	} else if (s->nic_stamp) {
+		ns = s->nic_stamp;
+		if (!nic_clock)
+			nic_clock = true;
+		cnt->total[TOTAL_TIMED_NIC]++;
+	} else if (nic_clock) {
+		s->timed = false;
+		cnt->total[TOTAL_UNTIMED]++;
+		return;
+	} else {
+		ns = bpf_ktime_get_ns();
+		cnt->total[TOTAL_TIMED_KERNEL]++;
+	}
+	s->now_t = ns >> ROCEVAL_LAT_TIME_SHIFT;
 }
 
 /* Whether `ticks` is a time difference backwards (see ROCEVAL_LAT_BUCKETS). */

@@ -169,7 +169,7 @@ static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_c
 		violate(s, cnt, RULE_NAK_PSN_WRONG);
 	r->retx_nak = fi->psn | ROCEVAL_RETX_HELD;
 	r->nak_t = s->now_t;
-	r->nak_rnr = seq_err ? 0 : 0x80 | ((fi->aeth >> 24) & 0x1F);
+	r->nak_rnr = (seq_err ? 0 : ROCEVAL_NAK_RNR | ((fi->aeth >> 24) & 0x1F)) | (s->timed ? 0 : ROCEVAL_NAK_UNTIMED);
 }
 
 /*
@@ -188,7 +188,7 @@ static __always_inline void retx_timeout_early(struct roceval_scratch *s, struct
 	__u32 zero = 0;
 	__u64 waited;
 
-	if (!cm_active || (held->psn_bits & (ROCE_PSN_MASK | ROCEVAL_RETX_TIMED)) != (fi->psn | ROCEVAL_RETX_TIMED))
+	if (!cm_active || !s->timed || (held->psn_bits & (ROCE_PSN_MASK | ROCEVAL_RETX_TIMED)) != (fi->psn | ROCEVAL_RETX_TIMED))
 		return;
 	x = bpf_map_lookup_elem(&retx_scratch, &zero);
 	if (!x)
@@ -232,7 +232,9 @@ static __always_inline void retx_after_nak(struct roceval_scratch *s, struct roc
 {
 	__u32 waited = s->now_t - f->nak_t;
 
-	if (!(f->nak_rnr & 0x80)) {
+	if (!s->timed || (f->nak_rnr & ROCEVAL_NAK_UNTIMED))
+		return;
+	if (!(f->nak_rnr & ROCEVAL_NAK_RNR)) {
 		latency_record(LAT_NAK_RETX, waited);
 		return;
 	}
@@ -282,7 +284,8 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 	else if (!retx_same_request(held, fi, s->li.iphl))
 		violate(s, cnt, RULE_RETX_CHANGED);
 	if ((held->psn_bits & ROCE_PSN_MASK) == fi->psn) {
-		held->psn_bits &= ~ROCEVAL_RETX_WAITING;
+		held->psn_bits &= ~(ROCEVAL_RETX_WAITING | ROCEVAL_RETX_TIMED);
+		held->psn_bits |= s->timed ? ROCEVAL_RETX_TIMED : 0;
 		held->sent_t = s->now_t;
 	}
 }
@@ -295,7 +298,7 @@ static __always_inline void retx_sent(const struct roceval_scratch *s, struct ro
 {
 	const struct frame_info *fi = &s->fi;
 	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
-	__u32 bits = fi->psn | ROCEVAL_RETX_TIMED | ROCEVAL_RETX_WAITING | (read ? ROCEVAL_RETX_READ : 0);
+	__u32 bits = fi->psn | (s->timed ? ROCEVAL_RETX_TIMED | ROCEVAL_RETX_WAITING : 0) | (read ? ROCEVAL_RETX_READ : 0);
 
 	f->req.in_retx = 0;
 	if (fi->icrc_known)

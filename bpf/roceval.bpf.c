@@ -330,6 +330,31 @@ int roceval_xdp(struct xdp_md *ctx)
 	return roceval_frame(ctx, 0, len, len);
 }
 
+extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timestamp) __ksym __weak;
+
+/*
+ * roceval_xdp with the NIC's receive timestamp of each frame, for the
+ * latencies: native mode only, loaded bound to its device (kernel 6.3+),
+ * which is what lets it ask the driver.  A driver stamps frames only while
+ * its receive timestamping is on (hwstamp_ctl -r 1, ptp4l); the call costs
+ * one indirect call a frame into the driver.
+ */
+SEC("xdp")
+int roceval_xdp_nic(struct xdp_md *ctx)
+{
+	__u32 len = bpf_xdp_get_buff_len(ctx);
+	__u32 zero = 0;
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u64 stamp;
+
+	if (!s)
+		return XDP_PASS;
+	if (bpf_xdp_metadata_rx_timestamp(ctx, &stamp))
+		stamp = 0;
+	s->nic_stamp = stamp;
+	return roceval_frame(ctx, 0, len, len);
+}
+
 /*
  * tc ingress through a tcx link, beside whatever holds the XDP hook: it sees
  * the frames that program passed on, VLAN tags already taken out of the

@@ -173,7 +173,9 @@ struct roceval_flow_space {
 #define ROCEVAL_RETX_ACKREQ 0x40000000u /* psn_bits: it was sent with AckReq */
 #define ROCEVAL_RETX_WAITING 0x20000000u /* psn_bits: first sent at sent_t, no answer seen yet */
 #define ROCEVAL_RETX_READ 0x10000000u	/* psn_bits: a READ request, answered by its responses */
-#define ROCEVAL_RETX_TIMED 0x08000000u	/* psn_bits: sent_t holds when this PSN was last sent */
+#define ROCEVAL_RETX_TIMED 0x08000000u	/* psn_bits: sent_t holds when this PSN was last sent (it had a time) */
+#define ROCEVAL_NAK_RNR 0x80	/* nak_rnr: an RNR NAK, its timer code in the low 5 bits */
+#define ROCEVAL_NAK_UNTIMED 0x40 /* nak_rnr: the NAK had no time (see frame_clock) */
 #define ROCEVAL_RETX_AFTER_NAK 0x40000000u /* retx_from: the episode followed a NAK */
 
 struct roceval_retx_slot {
@@ -210,7 +212,7 @@ struct roceval_flow {
 	__u32 last_msn;
 	__u8 msn_valid;
 	__u8 transport;
-	__u8 nak_rnr;	    /* the last NAK to these requests was an RNR NAK: 0x80 | its timer code */
+	__u8 nak_rnr;	    /* the last NAK to these requests: ROCEVAL_NAK_* | an RNR NAK's timer code */
 	__u8 misses;	    /* responses in miss_window whose requests were not found, in a row */
 	__u32 retx_missing; /* first request PSN missing since a psn_gap | ROCEVAL_RETX_HELD */
 	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent */

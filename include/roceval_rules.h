@@ -162,6 +162,14 @@ enum roceval_rule {
 	X(DROPPED, "dropped", "dropped_frames", "", "frames dropped by enforce mode")      \
 	X(RETX_PACKETS, "retx_packets", "retransmitted_frames", "",                        \
 	  "requests resent on reliable connections (RC, XRC, DC): a PSN behind the expected one, READ re-requests included") \
+	X(TIMED_CAPTURE, "timed_capture", "timed_frames", "clock=\"capture\"",                \
+	  "reliable-connection requests and responses timed for latencies by the capture's timestamps (replay)") \
+	X(TIMED_KERNEL, "timed_kernel", "timed_frames", "clock=\"kernel\"",                  \
+	  "reliable-connection requests and responses timed by the kernel's clock as the program ran (bpf_ktime_get_ns)") \
+	X(TIMED_NIC, "timed_nic", "timed_frames", "clock=\"nic\"",                           \
+	  "reliable-connection requests and responses timed by the NIC's receive timestamp (native XDP, kernel 6.3+, the driver's receive timestamping on)") \
+	X(UNTIMED, "untimed", "timed_frames", "clock=\"none\"",                              \
+	  "reliable-connection requests and responses the NIC did not stamp after it had stamped others: not timed, the kernel's clock being another time base") \
 	X(TRACE_SAMPLES, "trace_samples", "trace_frames", "result=\"sampled\"",             \
 	  "violating frames sent to a running trace")                                     \
 	X(TRACE_SKIPPED, "trace_skipped", "trace_frames", "result=\"skipped\"",             \
@@ -180,6 +188,7 @@ enum roceval_rule {
 	X("snapped_frames", "replayed RoCE frames the capture cut short of their wire length (ICRC unchecked)") \
 	X("dropped_frames", "frames dropped by enforce mode")                              \
 	X("retransmitted_frames", "requests resent on reliable connections (RC, XRC, DC)")  \
+	X("timed_frames", "reliable-connection requests and responses timed for latencies, by the clock that timed them") \
 	X("trace_frames", "violating frames sampled to a running trace, or skipped by its rate limit or a full ring buffer")
 
 enum roceval_total {

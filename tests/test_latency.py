@@ -16,6 +16,9 @@ import cm_mad
 import roce
 from conftest import live_stats, nonzero_rules, pin_dir, replay, run
 
+# the totals that say which clock timed the frames, in the order of the total table
+CLOCKS = ("timed_capture", "timed_kernel", "timed_nic", "untimed")
+
 US = 1e-6
 NAK_PSN_SEQ = 0x60
 
@@ -315,15 +318,41 @@ def test_live_latency_counts_as_replay(netns, tmp_path):
                c.to_b("RDMA_READ_REQUEST", p + 4, 0, dmalen=64),
                c.to_a("RDMA_READ_RESPONSE_ONLY", p + 4, 64)]
     expected = {"ack": 4, "read": 1, "nak_retx": 0, "rnr_retry": 0}
+    # the four SENDs, the READ, two ACKs and the READ response each take a time
+    timed = 8
     r = replay(tmp_path, frames)
     assert {k: v["count"] for k, v in r["latency"].items()} == expected
+    assert [r[k] for k in CLOCKS] == [timed, 0, 0, 0]
     st, status = live_stats(netns, tmp_path, frames, lambda: json.loads(
         run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout))
     assert {k: v["count"] for k, v in st["latency"].items()} == expected
     assert sum(b["count"] for b in st["latency"]["ack"]["buckets"]) == 4
     assert st["retransmission"]["packets"] == 0
+    # native XDP on veth: the program asks the NIC, and veth never stamps a frame
+    assert [st[k] for k in CLOCKS] == [0, timed, 0, 0]
     status = status[0] if isinstance(status, list) else status
-    assert status["latency_clock"] == "kernel"
+    assert (status["latency_clock"], status["nic_timestamps"], status["mode"]) == ("kernel", True, "native")
+
+
+@pytest.mark.parametrize("mode", ["native", "generic", "tc"])
+def test_the_clock_each_attachment_can_use(netns, mode):
+    # only native XDP bound to the device may ask the driver for receive timestamps
+    run("attach", netns.if_rx, "--mode", mode, netns=netns.rx, check=True)
+    try:
+        status = json.loads(run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+        text = run("status", netns.if_rx, netns=netns.rx, check=True).stdout
+        prog = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "pinned",
+                                          str(pin_dir(netns.if_rx, netns.rx) / "prog")],
+                                         capture_output=True, text=True, check=True).stdout)
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    status = status[0] if isinstance(status, list) else status
+    nic = mode == "native"
+    assert (status["nic_timestamps"], status["latency_clock"]) == (nic, "kernel")
+    assert prog["name"] == {"native": "roceval_xdp_nic", "generic": "roceval_xdp", "tc": "roceval_tc"}[mode]
+    clock = next(x for x in text.splitlines() if x.split()[:1] == ["clock"])
+    assert ("hwstamp_ctl -i %s -r 1" % netns.if_rx in clock) == nic
+    assert ("need native mode" in clock) == (not nic)
 
 
 def test_the_hints_are_sized_with_the_flow_table(netns):

@@ -114,7 +114,7 @@ static int live_seen(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool
 static int live_run(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool roceval,
 		    int tx_ifindex, int rx_ifindex, const struct frame *f, __u32 count, double *mpps)
 {
-	int rx_fd = roceval ? bpf_program__fd(skel->progs.roceval_xdp) :
+	int rx_fd = roceval ? bpf_program__fd(roceval_live_prog(skel)) :
 			      bpf_program__fd(pass->progs.bench_rx);
 	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = tx_ifindex };
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
@@ -193,7 +193,10 @@ int bench_live(bool json, unsigned int count, unsigned int rounds)
 	if (err)
 		goto out;
 	err = -EINVAL;
-	skel = roceval_load(LOAD_LIVE, true);
+	/* what attach would run there */
+	skel = roceval_load_nic(rx_ifindex);
+	if (!skel)
+		skel = roceval_load(LOAD_LIVE, true);
 	if (!skel)
 		goto out;
 	pass = bench_pass_bpf__open_and_load();

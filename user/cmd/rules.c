@@ -57,7 +57,8 @@ static int do_rules(int argc, char **argv)
 		printf("\nEach is the Prometheus histogram `roceval_latency_seconds{interface, kind=\"KIND\"}` and the "
 		       "`latency` object of `replay --json` and `stats --json`.  Buckets are log2: up to 1.024 us, "
 		       "2.048 us, ... %.1f s; the frames' own times are used (a capture's timestamps in a replay, "
-		       "the kernel's clock live), in 16 ns units.\n",
+		       "live the NIC's receive timestamps where native XDP gets them, else the kernel's clock: the "
+		       "timed_frames totals say which), in 16 ns units.\n",
 		       latency_le_ns(ROCEVAL_LAT_BUCKETS - 1) / 1e9);
 		printf("\n## Run-time settings\n\n```\n");
 		settings_usage(stdout);

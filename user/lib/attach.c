@@ -84,7 +84,7 @@ static int attach_tcx(struct roceval_bpf *skel, int ifindex, int *link_fd)
 static int attach_link(struct roceval_bpf *skel, int ifindex, enum live_mode mode, int *link_fd)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts);
-	int prog_fd = bpf_program__fd(skel->progs.roceval_xdp);
+	int prog_fd = bpf_program__fd(roceval_live_prog(skel));
 	int fd;
 
 	if (mode == LIVE_MODE_AUTO) {
@@ -182,13 +182,14 @@ static int pin_maps(struct bpf_object *obj, const char *ifname)
 	return 0;
 }
 
-static int write_meta(const char *ifname, int ifindex, enum live_mode mode, bool multiprog)
+static int write_meta(const char *ifname, int ifindex, enum live_mode mode, bool multiprog, bool nic_clock)
 {
 	struct timespec boot;
 	struct live_meta meta = {
 		.attached_since = time(NULL),
 		.mode = mode,
 		.multiprog = multiprog,
+		.nic_clock = nic_clock,
 		.ifindex = ifindex,
 		.netns_cookie = live_netns_cookie(),
 	};
@@ -272,6 +273,7 @@ struct attachment {
 	enum live_mode mode;
 	bool multiprog;
 	bool fell_back; /* --multiprog ended at tc ingress */
+	bool nic_clock; /* roceval_xdp_nic attached */
 	struct roceval_bpf *skel;
 	struct xdp_program *xprog; /* multiprog: libxdp's handle */
 	int link_fd;		   /* otherwise: the bpf_link */
@@ -310,11 +312,42 @@ static int attach_dispatched(struct attachment *a, const struct roceval_settings
 	return write_settings(a->skel, settings);
 }
 
+/*
+ * Native XDP that reads the NIC's receive timestamps, where the kernel can
+ * bind a program to the device.  Nothing is printed when it cannot (an
+ * older kernel, a driver without native XDP): the caller goes on with the
+ * program every mode can run, and status tells the clock.
+ */
+static bool attach_nic(struct attachment *a, const struct roceval_settings *settings)
+{
+	int err;
+
+	if (a->mode != LIVE_MODE_NATIVE && a->mode != LIVE_MODE_AUTO)
+		return false;
+	a->skel = roceval_load_nic(a->ifindex);
+	if (!a->skel)
+		return false;
+	err = write_settings(a->skel, settings);
+	if (!err)
+		err = attach_link(a->skel, a->ifindex, LIVE_MODE_NATIVE, &a->link_fd);
+	if (!err) {
+		a->mode = LIVE_MODE_NATIVE;
+		a->nic_clock = true;
+		return true;
+	}
+	pr_info("%s: Couldn't attach XDP bound to the device in native mode: %s", a->ifname, strerror(-err));
+	roceval_bpf__destroy(a->skel);
+	a->skel = NULL;
+	return false;
+}
+
 /* Loads with the settings in place before the first frame, then links at tc ingress or XDP. */
 static int attach_linked(struct attachment *a, const struct roceval_settings *settings)
 {
 	int err;
 
+	if (attach_nic(a, settings))
+		return 0;
 	a->skel = roceval_load(a->mode == LIVE_MODE_TC ? LOAD_TC : LOAD_LIVE, true);
 	if (!a->skel)
 		return -EINVAL;
@@ -358,12 +391,12 @@ static int pin_attachment(struct attachment *a)
 		a->mode = query_mode(a->ifindex);
 	prog_fd = a->multiprog		  ? xdp_program__fd(a->xprog)
 		  : a->mode == LIVE_MODE_TC ? bpf_program__fd(a->skel->progs.roceval_tc)
-					    : bpf_program__fd(a->skel->progs.roceval_xdp);
+					    : bpf_program__fd(roceval_live_prog(a->skel));
 	if ((err = pin_fd(prog_fd, a->ifname, "prog")) ||
 	    (!a->multiprog && (err = pin_fd(a->link_fd, a->ifname, "link"))) ||
 	    (err = pin_maps(a->skel->obj, a->ifname)))
 		return err;
-	return write_meta(a->ifname, a->ifindex, a->mode, a->multiprog);
+	return write_meta(a->ifname, a->ifindex, a->mode, a->multiprog, a->nic_clock);
 }
 
 /* Undoes an attachment that failed halfway: detached, unpinned. */

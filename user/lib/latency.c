@@ -151,3 +151,21 @@ void latency_print(FILE *f, const struct roceval_latency_hist *h)
 			latency_text(h[k].sum_ns / n, mean, sizeof(mean)));
 	}
 }
+
+const char *latency_clock(const __u64 *total)
+{
+	return total[TOTAL_TIMED_NIC] ? "nic" : "kernel";
+}
+
+void latency_clock_text(FILE *f, const __u64 *total, bool nic_capable, const char *ifname)
+{
+	if (total[TOTAL_TIMED_NIC])
+		fprintf(f, "nic: the NIC's receive timestamps (%llu frames timed, %llu it did not stamp left untimed)\n",
+			(unsigned long long)total[TOTAL_TIMED_NIC], (unsigned long long)total[TOTAL_UNTIMED]);
+	else if (nic_capable)
+		fprintf(f, "kernel: the NIC has stamped no frame (its receive timestamping is off? "
+			   "hwstamp_ctl -i %s -r 1)\n", ifname);
+	else
+		fprintf(f, "kernel: when the program sees each frame (the NIC's timestamps need native mode, "
+			   "kernel 6.3+)\n");
+}

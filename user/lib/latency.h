@@ -10,11 +10,13 @@
 #include "roceval.h"
 
 /*
- * What a live attachment times frames by: the kernel's monotonic clock
- * when the program runs (bpf_ktime_get_ns).  A replay uses the capture's
- * timestamps.
+ * What a live attachment's latencies are timed by, from its counters:
+ * "nic" once the NIC has stamped a frame (the program then times by its
+ * stamps alone), else "kernel".  A replay uses the capture's timestamps.
  */
-#define LATENCY_CLOCK "kernel"
+const char *latency_clock(const __u64 *total);
+/* One line saying which clock, why, and what to change for the NIC's; `nic_capable`: roceval_xdp_nic attached. */
+void latency_clock_text(FILE *f, const __u64 *total, bool nic_capable, const char *ifname);
 
 extern const char *const latency_ids[LAT__COUNT];
 extern const char *const latency_descs[LAT__COUNT];

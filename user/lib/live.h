@@ -50,6 +50,7 @@ struct live_iface {
 	int ifindex;
 	enum live_mode mode; /* the mode actually in use */
 	bool multiprog;	     /* attached through libxdp's dispatcher */
+	bool nic_clock;	     /* the program asks the NIC for each frame's receive timestamp */
 	__u32 prog_id;
 	time_t attached_since; /* wall clock, from the pin directory */
 	int counters_fd;

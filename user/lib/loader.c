@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
@@ -45,13 +46,64 @@ struct roceval_bpf *roceval_open(unsigned int what, bool frags)
 		return NULL;
 	}
 	bpf_program__set_autoload(skel->progs.roceval_xdp, !!(what & LOAD_LIVE));
+	bpf_program__set_autoload(skel->progs.roceval_xdp_nic, !!(what & LOAD_LIVE_NIC));
 	bpf_program__set_autoload(skel->progs.roceval_replay, !!(what & LOAD_REPLAY));
 	bpf_program__set_autoload(skel->progs.roceval_tc, !!(what & LOAD_TC));
-	if (frags)
+	if (frags) {
 		bpf_program__set_flags(skel->progs.roceval_xdp,
 				       bpf_program__flags(skel->progs.roceval_xdp) | BPF_F_XDP_HAS_FRAGS);
+		bpf_program__set_flags(skel->progs.roceval_xdp_nic,
+				       bpf_program__flags(skel->progs.roceval_xdp_nic) | BPF_F_XDP_HAS_FRAGS);
+	}
 	size_tables(skel);
 	return skel;
+}
+
+/* BPF_F_XDP_DEV_BOUND_ONLY (kernel 6.3): newer than the uapi headers libbpf 1.1 comes with */
+#define ROCEVAL_XDP_DEV_BOUND_ONLY (1U << 6)
+
+/* Whether the kernel has the kfunc: checked first, so older kernels do not verify the program twice. */
+static bool nic_clock_offered(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool offered;
+
+	if (libbpf_get_error(vmlinux))
+		return false;
+	offered = btf__find_by_name_kind(vmlinux, "bpf_xdp_metadata_rx_timestamp", BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return offered;
+}
+
+struct roceval_bpf *roceval_load_nic(int ifindex)
+{
+	struct roceval_bpf *skel;
+	struct bpf_program *p;
+	int err;
+
+	if (!nic_clock_offered()) {
+		pr_info("this kernel gives XDP no receive timestamps (6.3+)");
+		return NULL;
+	}
+	skel = roceval_open(LOAD_LIVE_NIC, true);
+	if (!skel)
+		return NULL;
+	p = skel->progs.roceval_xdp_nic;
+	bpf_program__set_ifindex(p, ifindex);
+	bpf_program__set_flags(p, bpf_program__flags(p) | ROCEVAL_XDP_DEV_BOUND_ONLY);
+	err = roceval_bpf__load(skel);
+	if (err) {
+		pr_info("Couldn't load XDP bound to the device: %s", strerror(-err));
+		roceval_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+struct bpf_program *roceval_live_prog(const struct roceval_bpf *skel)
+{
+	return bpf_program__fd(skel->progs.roceval_xdp_nic) >= 0 ? skel->progs.roceval_xdp_nic
+								 : skel->progs.roceval_xdp;
 }
 
 int roceval_load_opened(struct roceval_bpf *skel)

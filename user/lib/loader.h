@@ -17,6 +17,8 @@ enum roceval_load_what {
 	LOAD_LIVE = 1,	 /* the XDP program for an interface */
 	LOAD_REPLAY = 2, /* the batch program BPF_PROG_TEST_RUN drives */
 	LOAD_TC = 4,	 /* the tc ingress program, for a tcx link */
+	/* the XDP program that reads the NIC's receive timestamps, bound to one device (native mode only) */
+	LOAD_LIVE_NIC = 8,
 };
 
 /*
@@ -26,6 +28,15 @@ enum roceval_load_what {
  * never reach the program.  NULL with a one-line error printed.
  */
 struct roceval_bpf *roceval_open(unsigned int what, bool frags);
+/*
+ * The object with LOAD_LIVE_NIC's program bound to the interface, as the
+ * kernel requires of a program that asks the driver for frame metadata
+ * (6.3+): NULL where it cannot load, with the reason at -v only, since the
+ * caller goes on with LOAD_LIVE.
+ */
+struct roceval_bpf *roceval_load_nic(int ifindex);
+/* The loaded XDP program meant for an interface: LOAD_LIVE_NIC's or LOAD_LIVE's. */
+struct bpf_program *roceval_live_prog(const struct roceval_bpf *skel);
 /* Loads an opened object; on failure destroys it and returns -errno, the reason printed. */
 int roceval_load_opened(struct roceval_bpf *skel);
 /* roceval_open() then roceval_load_opened(): NULL with the reason printed. */

@@ -18,7 +18,7 @@ struct live_meta {
 	__u32 mode;	      /* enum live_mode actually in use */
 	__u32 multiprog;
 	__u32 ifindex;
-	__u32 pad;
+	__u32 nic_clock;      /* the program asks the NIC for receive timestamps (roceval_xdp_nic) */
 	__u64 netns_cookie; /* of the namespace attached in: its inode may be reused */
 };
 

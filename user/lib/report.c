@@ -108,7 +108,8 @@ static void status_json(struct json_writer *w, const struct live_iface *li, cons
 	settings_json(w, "settings", &st->cfg);
 	json_u64(w, "memory_bytes", st->mem);
 	json_i64(w, "maps", st->nmaps);
-	json_string(w, "latency_clock", LATENCY_CLOCK);
+	json_string(w, "latency_clock", latency_clock(st->c.total));
+	json_bool(w, "nic_timestamps", li->nic_clock);
 	json_u64(w, "frames", st->c.total[TOTAL_FRAMES]);
 	json_u64(w, "roce", st->c.total[TOTAL_ROCE]);
 	json_object_end(w);
@@ -135,8 +136,8 @@ static void status_text(const struct live_iface *li, const struct status *st, bo
 		       "removes the pins\n");
 	printf("  %-12s %s\n", "enforce", st->cfg.enforce ? "ON: frames breaking error rules are DROPPED"
 							 : "off (observe only)");
-	printf("  %-12s %s (latencies are timed as the program sees each frame, not by the NIC)\n", "clock",
-	       LATENCY_CLOCK);
+	printf("  %-12s ", "clock");
+	latency_clock_text(stdout, st->c.total, li->nic_clock, li->ifname);
 	printf("  %-12s %llu\n  %-12s %llu\n", "frames", (unsigned long long)st->c.total[TOTAL_FRAMES], "roce",
 	       (unsigned long long)st->c.total[TOTAL_ROCE]);
 	if (st->c.total[TOTAL_DROPPED])
