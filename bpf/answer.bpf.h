@@ -184,14 +184,22 @@ static __always_inline void answer_read(const struct roceval_scratch *s, struct 
  * READ responses in order: a READ's first (FIRST or ONLY) sets where its
  * stream stands, each next one in order moves it on, and one out of order
  * (a response lost before the observer) leaves it at the first one
- * missing: where the requester must re-request from (retx.bpf.h).
+ * missing: where the requester must re-request from (retx.bpf.h).  The
+ * LAST, in order or not, tells where the READ ends: a re-request past the
+ * first missing response and up to there skips data.
  */
 static __always_inline void answer_read_stream(struct roceval_flow *r, __u32 psn, __u8 position)
 {
-	if (position == POS_FIRST || position == POS_ONLY)
+	if (position == POS_FIRST || position == POS_ONLY) {
 		r->read_from = psn;
-	else if (r->read_next != (psn | ROCEVAL_RETX_HELD))
-		return;
+		r->read_end = position == POS_ONLY ? psn | ROCEVAL_RETX_HELD : 0;
+	} else {
+		if (position == POS_LAST && (r->read_next & ROCEVAL_RETX_HELD) &&
+		    (psn_ahead(psn, r->read_next & ROCE_PSN_MASK) || psn == (r->read_next & ROCE_PSN_MASK)))
+			r->read_end = psn | ROCEVAL_RETX_HELD;
+		if (r->read_next != (psn | ROCEVAL_RETX_HELD))
+			return;
+	}
 	r->read_next = ((psn + 1) & ROCE_PSN_MASK) | ROCEVAL_RETX_HELD;
 }
 

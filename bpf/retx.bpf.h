@@ -206,11 +206,13 @@ static __always_inline void retx_timeout_early(struct roceval_scratch *s, struct
  * A READ re-request that starts an episode without a NAK must start where
  * the READ's responses stopped: the PSN after the last one received in
  * order (answer.bpf.h), while that is a PSN the requester sent and no ACK
- * has gone past it.  Judged when it re-requests that READ, from its own
- * PSN to the one after the last response received: one starting further
- * on may be another READ's, whose length the responses do not tell.
- * Responses the observer saw may still be lost after it: judged right where
- * the responses were seen, at the requester's side.
+ * has gone past it.  Judged when it re-requests that READ: from its own
+ * PSN to the one after the last response received (asking again), and on
+ * to the PSN of its LAST response once that was seen (skipping data); past
+ * a LAST not seen it may be another READ's, whose length the responses do
+ * not tell.  Responses the observer saw may still be lost after it, and
+ * responses it missed may have reached the requester: judged right where
+ * the responses were seen, at the requester's side, on a whole capture.
  */
 static __always_inline void retx_read_rerequest(struct roceval_scratch *s, struct roceval_counters *cnt,
 						const struct roceval_flow *f)
@@ -221,8 +223,12 @@ static __always_inline void retx_read_rerequest(struct roceval_scratch *s, struc
 
 	if (roce_ops[fi->opcode & 0x1F].family != FAM_READ_REQ || !(f->read_next & ROCEVAL_RETX_HELD))
 		return;
-	if (psn_within(next, (last - RETX_NAK_REACH) & ROCE_PSN_MASK, last) && fi->psn != next &&
-	    psn_within(fi->psn, f->read_from, next))
+	if (!psn_within(next, (last - RETX_NAK_REACH) & ROCE_PSN_MASK, last) || fi->psn == next)
+		return;
+	/* asks again for responses received, or skips one not received */
+	if (psn_within(fi->psn, f->read_from, next) ||
+	    ((f->read_end & ROCEVAL_RETX_HELD) && psn_within(next, f->read_from, f->read_end & ROCE_PSN_MASK) &&
+	     psn_within(fi->psn, next, f->read_end & ROCE_PSN_MASK)))
 		violate(s, cnt, RULE_READ_REREQUEST);
 }
 

@@ -236,10 +236,12 @@ struct roceval_flow {
 	 * flow at once may lose a sample here, never in the latency map.
 	 */
 	__u16 latency[ROCEVAL_LAT_BUCKETS];
-	/* the READ response stream: the PSN of its READ (its first response), and the PSN after
-	 * the last response in order | ROCEVAL_RETX_HELD */
+	/* the READ response stream: the PSN of its READ (its first response), the PSN after
+	 * the last response in order | ROCEVAL_RETX_HELD, and its LAST's PSN once seen
+	 * | ROCEVAL_RETX_HELD (the READ's end, in or out of order) */
 	__u32 read_from;
 	__u32 read_next;
+	__u32 read_end;
 };
 
 #define ROCEVAL_DEFAULT_TRACE_RATE 100

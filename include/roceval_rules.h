@@ -71,7 +71,7 @@ enum roceval_severity {
 	X(RNR_RETRY_EARLY, "rnr_retry_early", SEV_ERROR, "IBA 9.7.5.2.8",                      \
 	  "retry after an RNR NAK sooner than the NAK's RNR timer allows") \
 	X(READ_REREQUEST, "read_rerequest", SEV_ERROR, "IBA 9.7.5.1, 9.9.2",                    \
-	  "READ re-request (no NAK before it) starting before the PSN after the last response to that READ received in order: data asked for again (judged where the responses were seen)") \
+	  "READ re-request (no NAK before it) not starting at the PSN after the last response to that READ received in order: earlier asks again for data received, later (up to the READ's LAST response, once seen) skips data (judged where the responses were seen)") \
 	X(FLOW_EVICTED, "flow_evicted", SEV_INFO, "roceval",                                \
 	  "flows dropped from a full flow table (their sequence state was lost)")          \
 	X(CNP, "cnp", SEV_INFO, "IBA A17.9.3", "congestion notification packets (opcode 0x81)") \

@@ -271,12 +271,15 @@ def read_rules(tmp_path, frames, *opts):
 
 
 @pytest.mark.parametrize("cm", [True, False], ids=["cm", "inferred"])
-# a re-request further on than the responses reached may be another READ's: not judged
+# a re-request further on than the responses reached is judged only up to the READ's LAST, once
+# seen: past a LAST not seen it may be another READ's
 @pytest.mark.parametrize("got,rerequest,wrong", [((0, 1), 2, 0), ((0, 1), 0, 1), ((0, 1), 1, 1),
                                                   ((0, 1), 3, 0), ((0, 1, 3), 2, 0), ((0, 1, 3), 1, 1),
-                                                  ((), 0, 0)],
+                                                  ((0, 1, 3), 3, 1), ((0, 3), 2, 1), ((0, 3), 3, 1),
+                                                  ((0, 3), 1, 0), ((0, 2), 3, 0), ((), 0, 0)],
                          ids=["after-the-last", "from-the-start", "one-received-again", "further-on",
-                              "after-a-gap", "before-a-gap", "none-received"])
+                              "after-a-gap", "before-a-gap", "past-a-gap", "skips-one", "skips-two",
+                              "at-the-first-gap", "past-a-last-not-seen", "none-received"])
 def test_read_rerequest_starts_after_the_last_response(tmp_path, cm, got, rerequest, wrong):
     c = cm_mad.Conn()
     rules = read_rules(tmp_path, read_stream(c, got, rerequest, cm))
