@@ -287,6 +287,45 @@ def test_read_rerequest_starts_after_the_last_response(tmp_path, cm, got, rerequ
     assert (rules["retx_episode"], rules["retx_timeout"], rules["retx_uncompared"]) == (1, 1, 1)
 
 
+def two_reads(c, first, second, then):
+    """c's READ of 2 PMTUs at p with the responses at offsets `first`, then its READ of 4 PMTUs at
+    p + 2 with those at `second` (offsets from p + 2), then the frames then(p)."""
+    p = c.b_psn
+    names2 = {0: "FIRST", 1: "LAST"}
+    names4 = {0: "FIRST", 1: "MIDDLE", 2: "MIDDLE", 3: "LAST"}
+    frames = c.handshake() + [c.to_b("RDMA_READ_REQUEST", p, 0, dmalen=2048)]
+    frames += [c.to_a(f"RDMA_READ_RESPONSE_{names2[i]}", p + i, 1024) for i in first]
+    frames.append(c.to_b("RDMA_READ_REQUEST", p + 2, 0, dmalen=4096))
+    frames += [c.to_a(f"RDMA_READ_RESPONSE_{names4[i]}", p + 2 + i, 1024) for i in second]
+    return frames + then(p)
+
+
+def test_a_later_reads_stream_does_not_judge_an_earlier_reads_rerequest(tmp_path):
+    # the first READ's responses lost, the second's all seen: the first is re-requested from its start
+    c = cm_mad.Conn()
+    frames = two_reads(c, (), (0, 1, 2, 3), lambda p: [c.to_b("SEND_ONLY", p + 6, 64),
+                                                       c.to_b("RDMA_READ_REQUEST", p, 0, dmalen=2048)])
+    assert "read_rerequest" not in read_rules(tmp_path, frames)
+
+
+def test_a_stale_last_does_not_end_a_later_read(tmp_path):
+    # the first READ's LAST seen again while the second READ streams: the second's end is unknown
+    c = cm_mad.Conn()
+    frames = two_reads(c, (0, 1), (0,), lambda p: [c.to_a("RDMA_READ_RESPONSE_LAST", p + 1, 1024),
+                                                   c.to_b("RDMA_READ_REQUEST", p + 4, 0, dmalen=2048)])
+    assert "read_rerequest" not in read_rules(tmp_path, frames)
+
+
+def test_each_read_starts_without_an_end(tmp_path):
+    # the first READ's LAST is no end of the second, whose LAST was not seen
+    c = cm_mad.Conn()
+    frames = two_reads(c, (0, 1), (0, 1), lambda p: [c.to_b("RDMA_READ_REQUEST", p + 5, 0, dmalen=1024)])
+    assert "read_rerequest" not in read_rules(tmp_path, frames)
+    # and with the second READ's LAST seen, that re-request skipped p + 4
+    frames = two_reads(c, (0, 1), (0, 1, 3), lambda p: [c.to_b("RDMA_READ_REQUEST", p + 5, 0, dmalen=1024)])
+    assert read_rules(tmp_path, frames)["read_rerequest"] == 1
+
+
 def test_a_read_answered_in_full_is_not_judged_again(tmp_path):
     # every response seen: a re-request means some were lost past the observer, which it cannot see
     c = cm_mad.Conn()
