@@ -192,7 +192,7 @@ static __always_inline void answer_read_stream(struct roceval_flow *r, __u32 psn
 {
 	if (position == POS_FIRST || position == POS_ONLY) {
 		r->read_from = psn;
-		r->read_end = position == POS_ONLY ? psn | ROCEVAL_RETX_HELD : 0;
+		r->read_end = 0; /* an ONLY is the whole READ: nothing to skip */
 	} else {
 		if (position == POS_LAST && (r->read_next & ROCEVAL_RETX_HELD) &&
 		    (psn_ahead(psn, r->read_next & ROCE_PSN_MASK) || psn == (r->read_next & ROCE_PSN_MASK)))
