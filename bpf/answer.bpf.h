@@ -129,13 +129,17 @@ static __always_inline bool answer_plausible(const struct frame_info *fi, const 
 static __always_inline void answer_count(struct roceval_flow *r, __u32 kind, __u32 ticks)
 {
 	__u32 b = latency_record(kind, ticks);
+	struct roceval_flow_cold *cold;
 
 	if (b >= ROCEVAL_LAT_BUCKETS)
 		return;
-	if (r->latency[b] == 0xFFFF)
+	cold = flow_cold_of(r);
+	if (!cold)
+		return;
+	if (cold->latency[b] == 0xFFFF)
 		for (int i = 0; i < ROCEVAL_LAT_BUCKETS; i++)
-			r->latency[i] >>= 1;
-	r->latency[b]++;
+			cold->latency[i] >>= 1;
+	cold->latency[b]++;
 }
 
 /*

@@ -55,6 +55,7 @@ static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *
 							struct roceval_counters *cnt)
 {
 	struct roceval_flow_key *old;
+	struct roceval_flow_cold *cold;
 	__u64 seq = __sync_fetch_and_add(&flow_ring_head, 1);
 	__u32 cap = flow_capacity;
 	__u32 slot;
@@ -74,8 +75,13 @@ static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *
 	if (seq >= cap && !bpf_map_delete_elem(&flows, old))
 		cnt->rule[RULE_FLOW_EVICTED]++;
 	__builtin_memcpy(old, &s->flow_key, sizeof(*old));
+	cold = bpf_map_lookup_elem(&flow_cold, &slot);
+	if (!cold)
+		return 0;
+	__builtin_memset(cold, 0, sizeof(*cold));
+	cold->first_jiffies = bpf_jiffies64();
 	__builtin_memset(&s->flow_new, 0, sizeof(s->flow_new));
-	s->flow_new.first_jiffies = bpf_jiffies64();
+	s->flow_new.cold = slot;
 	bpf_map_update_elem(&flows, &s->flow_key, &s->flow_new, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&flows, &s->flow_key);
 }
@@ -164,17 +170,22 @@ static __always_inline void msn_check(struct roceval_scratch *s, struct roceval_
 /* The flow's traffic and the rules its frames broke. */
 static __always_inline void flow_account(const struct roceval_scratch *s, struct roceval_flow *f, __u32 frame_len)
 {
+	struct roceval_flow_cold *cold;
+
 	__sync_fetch_and_add(&f->packets, 1);
 	__sync_fetch_and_add(&f->bytes, frame_len);
 	f->last_jiffies = bpf_jiffies64();
+	if (!s->rules)
+		return;
+	cold = flow_cold_of(f);
+	if (!cold)
+		return;
 	if (s->rules & ~ROCEVAL_INFO_MASK)
-		__sync_fetch_and_add(&f->violations, 1);
-	if (s->rules) {
+		__sync_fetch_and_add(&cold->violations, 1);
 #pragma unroll
-		for (int i = 0; i < RULE__COUNT; i++)
-			if (s->rules & (1ULL << i))
-				__sync_fetch_and_add(&f->rule[i], 1);
-	}
+	for (int i = 0; i < RULE__COUNT; i++)
+		if (s->rules & (1ULL << i))
+			__sync_fetch_and_add(&cold->rule[i], 1);
 }
 
 static __always_inline void flow_update(struct roceval_scratch *s, struct roceval_counters *cnt,

@@ -126,6 +126,21 @@ struct {
 	__type(value, struct roceval_scratch);
 } scratch SEC(".maps");
 
+/* Each flow's cold part (roceval.h), in the slot of the flow ring its key went to (flow.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
+	__type(key, __u32);
+	__type(value, struct roceval_flow_cold);
+} flow_cold SEC(".maps");
+
+static __always_inline struct roceval_flow_cold *flow_cold_of(const struct roceval_flow *f)
+{
+	__u32 slot = f->cold;
+
+	return bpf_map_lookup_elem(&flow_cold, &slot);
+}
+
 static __always_inline __u16 rd16(const __u8 *p)
 {
 	return (__u16)p[0] << 8 | p[1];

@@ -201,6 +201,13 @@ struct roceval_hint_key {
 };
 
 /*
+ * A flow's state in two parts, so that a frame with nothing to count
+ * touches as few cache lines as it can: at tens of thousands of flows the
+ * table outgrows the CPU's caches, and each frame's cost follows the bytes
+ * it reaches.  The hot part (the flow table's value) holds what every frame
+ * reads or writes; the cold part, an array slot of the flow's own, holds
+ * what only a violation or an answer timed touches.
+ *
  * No lock: the counters are atomic adds, so they stay exact when two CPUs
  * see one QP (RSS not pinning it); the sequence state is then judged in
  * whatever order the CPUs get to it, which a lock would not fix either.
@@ -220,28 +227,32 @@ struct roceval_flow {
 	__u32 nak_t;	    /* when that NAK was seen, ns >> ROCEVAL_LAT_TIME_SHIFT */
 	__u16 hint_window;  /* the PSN window last put in the hints for these requests | 0x8000 */
 	__u16 miss_window;  /* responses: the PSN window of the last whose requests were not found | 0x8000 */
+	__u32 cold;	    /* its slot in the flow_cold array (the flow ring's slot it was created in) */
 	__u64 packets;
-	__u64 bytes;	  /* frame bytes */
-	__u64 violations; /* frames that broke a warning- or error-severity rule */
+	__u64 bytes; /* frame bytes */
 	/* bpf_jiffies64(): the verifier inlines it, where a clock helper is a call per frame */
-	__u64 first_jiffies;
 	__u64 last_jiffies;
-	__u32 rule[RULE__COUNT];
 	struct roceval_retx_slot retx[ROCEVAL_RETX_SLOTS];
-	/*
-	 * Latencies of the answers to these requests (ACK and READ kinds), in the
-	 * latency map's buckets; every bucket is halved when one would pass 65535,
-	 * so p50 and p99 follow recent traffic in 2 bytes a bucket (at 65536 flows a
-	 * bigger entry costs about 50 ns a frame).  Not atomic: two CPUs answering one
-	 * flow at once may lose a sample here, never in the latency map.
-	 */
-	__u16 latency[ROCEVAL_LAT_BUCKETS];
 	/* the READ response stream: the PSN of its READ (its first response), the PSN after
 	 * the last response in order | ROCEVAL_RETX_HELD, and its LAST's PSN once seen
 	 * | ROCEVAL_RETX_HELD (the READ's end, in or out of order) */
 	__u32 read_from;
 	__u32 read_next;
 	__u32 read_end;
+};
+
+struct roceval_flow_cold {
+	__u64 first_jiffies;
+	__u64 violations; /* frames that broke a warning- or error-severity rule */
+	__u32 rule[RULE__COUNT];
+	/*
+	 * Latencies of the answers to these requests (ACK and READ kinds), in the
+	 * latency map's buckets; every bucket is halved when one would pass 65535,
+	 * so p50 and p99 follow recent traffic in 2 bytes a bucket.  Not atomic:
+	 * two CPUs answering one flow at once may lose a sample here, never in the
+	 * latency map.
+	 */
+	__u16 latency[ROCEVAL_LAT_BUCKETS];
 };
 
 #define ROCEVAL_DEFAULT_TRACE_RATE 100

@@ -188,6 +188,18 @@ def test_table_smaller_than_the_flows(tmp_path):
     assert r["frames"] == r["icrc_ok"] == 20
 
 
+def test_a_new_flow_in_an_evicted_flows_slot_starts_clean(tmp_path):
+    # QP 0 breaks rules, then four more flows in a table of 4 evict it: the flow that takes its
+    # slot (and the cold part there) keeps none of its counters
+    frames = [req("SEND_ONLY", 1, qp=0, payload=4), req("SEND_ONLY", 1, qp=0, payload=4),
+              req("SEND_ONLY", 5, qp=0, payload=4)]
+    frames += [req("SEND_ONLY", 1, qp=q, payload=4) for q in range(1, 5)]
+    r = replay(tmp_path, frames, "--flows", "4", "--top", "100")
+    assert r["rules"]["flow_evicted"] == 1 and r["rules"]["psn_gap"] == 1
+    assert sorted(f["dqpn"] for f in r["flows"]) == [1, 2, 3, 4]
+    assert [(f["violations"], f["rules"]) for f in r["flows"]] == [(0, {})] * 4
+
+
 def test_flows_sorted_and_limited(tmp_path):
     frames = [req("SEND_ONLY", 1, qp=q, payload=4) for q in range(5)]
     frames += [req("SEND_ONLY", 1, qp=3, payload=4)]  # a duplicate on QP 3

@@ -238,7 +238,7 @@ static int check_frames(struct roceval_bpf *skel, struct frame *frames, int n)
  * stream counted each of its frames and none broke a rule (a gap or a
  * duplicate PSN, a bad ICRC).
  */
-static int check_stream(int flows_fd, const struct stream *st)
+static int check_stream(const struct roceval_bpf *skel, const struct stream *st)
 {
 	const struct frame *f = &st->f;
 	struct roceval_flow_key key = { .ipv6 = f->ipv6 };
@@ -249,16 +249,18 @@ static int check_stream(int flows_fd, const struct stream *st)
 	for (__u32 i = 0; i < st->flows; i++) {
 		__u64 want = st->sent / st->flows + (i < st->sent % st->flows);
 		struct roceval_flow v;
+		struct roceval_flow_cold c;
 
 		key.dqpn = st->qpn + i;
-		if (bpf_map_lookup_elem(flows_fd, &key, &v)) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.flows), &key, &v) ||
+		    bpf_map_lookup_elem(bpf_map__fd(skel->maps.flow_cold), &v.cold, &c)) {
 			pr_warn("bench flow 0x%x: not in the flow table: %s", key.dqpn, strerror(errno));
 			return -EPROTO;
 		}
-		if (v.packets != want || v.violations) {
+		if (v.packets != want || c.violations) {
 			pr_warn("bench flow 0x%x: %llu frames, %llu violations; expected %llu and none",
 				key.dqpn, (unsigned long long)v.packets,
-				(unsigned long long)v.violations, (unsigned long long)want);
+				(unsigned long long)c.violations, (unsigned long long)want);
 			return -EPROTO;
 		}
 	}
@@ -356,7 +358,7 @@ static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct
 			err = measure_frame(&p, &frames[i], &streams[2 * i], repeat,
 					    &samples[(size_t)i * NMEASURE * rounds + r], rounds);
 	for (int i = 0; i < nframes && !err; i++)
-		err = check_stream(bpf_map__fd(skel->maps.flows), &streams[2 * i]);
+		err = check_stream(skel, &streams[2 * i]);
 	for (int i = 0; i < nframes && !err; i++)
 		for (int m = 0; m < NMEASURE; m++)
 			frames[i].ns[m] = median(&samples[((size_t)i * NMEASURE + m) * rounds], rounds);
@@ -408,7 +410,7 @@ static int measure_flows(struct bench_pass_bpf *pass, struct frame *f, unsigned 
 				err = run_stream(replay_fd, b, st, repeat, &samples[rounds + r]);
 		}
 		if (!err)
-			err = check_stream(bpf_map__fd(skel->maps.flows), st);
+			err = check_stream(skel, st);
 		if (!err) {
 			ns[k][0] = median(samples, rounds);
 			ns[k][1] = median(samples + rounds, rounds);

@@ -129,7 +129,7 @@ static int collect(struct replay *r, struct replay_result *res)
 		return err;
 	}
 	replay_cm_fds(r, &res->conns_fd, &res->ends_fd, &res->rej_fd);
-	res->nflows = flows_collect(replay_flows_fd(r), &res->flows);
+	res->nflows = flows_collect(replay_flows_fd(r), replay_flow_cold_fd(r), &res->flows);
 	if (res->nflows < 0) {
 		pr_warn("Couldn't read the flow table: %s", strerror(-res->nflows));
 		return res->nflows;

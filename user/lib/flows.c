@@ -15,14 +15,14 @@ static int by_violations_then_packets(const void *a, const void *b)
 {
 	const struct flow_entry *x = a, *y = b;
 
-	if (x->val.violations != y->val.violations)
-		return x->val.violations < y->val.violations ? 1 : -1;
+	if (x->cold.violations != y->cold.violations)
+		return x->cold.violations < y->cold.violations ? 1 : -1;
 	if (x->val.packets != y->val.packets)
 		return x->val.packets < y->val.packets ? 1 : -1;
 	return memcmp(&x->key, &y->key, sizeof(x->key));
 }
 
-int flows_collect(int flows_fd, struct flow_entry **out)
+int flows_collect(int flows_fd, int cold_fd, struct flow_entry **out)
 {
 	struct roceval_flow_key key, next;
 	struct flow_entry *v = NULL;
@@ -41,7 +41,9 @@ int flows_collect(int flows_fd, struct flow_entry **out)
 			}
 			v = grown;
 		}
-		if (!bpf_map_lookup_elem(flows_fd, &next, &v[n].val)) {
+		/* a flow evicted between the two reads is left out */
+		if (!bpf_map_lookup_elem(flows_fd, &next, &v[n].val) &&
+		    !bpf_map_lookup_elem(cold_fd, &v[n].val.cold, &v[n].cold)) {
 			v[n].key = next;
 			n++;
 		}
@@ -84,7 +86,7 @@ const struct flow_entry *flows_icrc_bad_both_ways(const struct flow_entry *e, in
 	if (n <= 0 || !(bad = calloc(n, sizeof(*bad))))
 		return NULL;
 	for (int i = 0; i < n; i++)
-		if (e[i].val.rule[RULE_ICRC])
+		if (e[i].cold.rule[RULE_ICRC])
 			bad[nbad++] = &e[i];
 	qsort(bad, nbad, sizeof(*bad), by_addresses);
 	for (int i = 0; i < nbad && !found; i++) {
@@ -134,7 +136,7 @@ const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len)
 	return buf;
 }
 
-unsigned long long flow_latency_count(const struct roceval_flow *f)
+unsigned long long flow_latency_count(const struct roceval_flow_cold *f)
 {
 	unsigned long long n = 0;
 
@@ -144,7 +146,7 @@ unsigned long long flow_latency_count(const struct roceval_flow *f)
 }
 
 /* "latency": the answers to the flow's requests, when it had any. */
-static void flow_latency_json(struct json_writer *w, const struct roceval_flow *f)
+static void flow_latency_json(struct json_writer *w, const struct roceval_flow_cold *f)
 {
 	unsigned long long n = flow_latency_count(f);
 
@@ -167,13 +169,13 @@ void flow_json(struct json_writer *w, const struct flow_entry *e)
 	json_u64(w, "dqpn", e->key.dqpn);
 	json_u64(w, "packets", e->val.packets);
 	json_u64(w, "bytes", e->val.bytes);
-	json_u64(w, "violations", e->val.violations);
+	json_u64(w, "violations", e->cold.violations);
 	json_object_begin(w, "rules");
 	for (int i = 0; i < RULE__COUNT; i++)
-		if (e->val.rule[i])
-			json_u64(w, rule_ids[i], e->val.rule[i]);
+		if (e->cold.rule[i])
+			json_u64(w, rule_ids[i], e->cold.rule[i]);
 	json_object_end(w);
-	flow_latency_json(w, &e->val);
+	flow_latency_json(w, &e->cold);
 	if (e->has_cm) {
 		char svc[64];
 
@@ -203,11 +205,11 @@ void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top)
 
 		fprintf(f, "  %-52s %10llu %12llu %10llu  ", flow_entry_name(&e[i], name, sizeof(name)),
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
-			(unsigned long long)e[i].val.violations);
+			(unsigned long long)e[i].cold.violations);
 		for (int r = 0; r < RULE__COUNT; r++) {
-			if (!e[i].val.rule[r])
+			if (!e[i].cold.rule[r])
 				continue;
-			fprintf(f, "%s%s=%u", first ? "" : " ", rule_ids[r], e[i].val.rule[r]);
+			fprintf(f, "%s%s=%u", first ? "" : " ", rule_ids[r], e[i].cold.rule[r]);
 			first = false;
 		}
 		fputc('\n', f);

@@ -11,19 +11,21 @@
 struct flow_entry {
 	struct roceval_flow_key key;
 	struct roceval_flow val;
+	struct roceval_flow_cold cold; /* its counters and latencies (flow_cold[val.cold]) */
 	struct roceval_cm_end cm; /* the connection end this flow goes to, if CM announced it */
 	bool has_cm;
 };
 
 /*
- * Reads the whole flow table, sorted by violations then packets (most
- * first).  Returns the number of flows (*out to be freed) or -errno.
+ * Reads the whole flow table and each flow's cold part, sorted by
+ * violations then packets (most first).  Returns the number of flows (*out
+ * to be freed) or -errno.
  */
-int flows_collect(int flows_fd, struct flow_entry **out);
+int flows_collect(int flows_fd, int cold_fd, struct flow_entry **out);
 struct json_writer;
 
 /* Samples in the flow's latency histogram: its answers timed, until the first halving (roceval.h). */
-unsigned long long flow_latency_count(const struct roceval_flow *f);
+unsigned long long flow_latency_count(const struct roceval_flow_cold *f);
 /*
  * An object: "src", "dst", "dqpn", "packets", "bytes", "violations", "rules":
  * {non-zero ids}; "latency": {"count", "p50_ns", "p99_ns"} of the answers to

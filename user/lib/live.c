@@ -49,7 +49,7 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	out->counters_fd = out->settings_fd = out->flows_fd = -1;
+	out->counters_fd = out->settings_fd = out->flows_fd = out->flow_cold_fd = -1;
 	out->cm_conns_fd = out->cm_ends_fd = out->cm_rej_fd = out->latency_fd = -1;
 	out->trace_rbs_fd = out->trace_filters_fd = -1;
 	if ((err = live_init()))
@@ -93,8 +93,15 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	}
 	/* optional maps: -1 when this build of the object has none */
 	out->flows_fd = pin_get_ns(ns, ifname, "flows");
-	if (out->flows_fd < 0)
-		out->flows_fd = -1;
+	out->flow_cold_fd = pin_get_ns(ns, ifname, "flow_cold");
+	if (out->flows_fd < 0 || out->flow_cold_fd < 0) {
+		/* an object from before flows had a cold part is read as having no flow table */
+		if (out->flows_fd >= 0)
+			close(out->flows_fd);
+		if (out->flow_cold_fd >= 0)
+			close(out->flow_cold_fd);
+		out->flows_fd = out->flow_cold_fd = -1;
+	}
 	out->trace_rbs_fd = pin_get_ns(ns, ifname, "trace_rbs");
 	out->trace_filters_fd = pin_get_ns(ns, ifname, "trace_filters");
 	if (out->trace_rbs_fd < 0 || out->trace_filters_fd < 0) {
@@ -247,7 +254,7 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 
 void live_close(struct live_iface *li)
 {
-	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->trace_rbs_fd,
+	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->flow_cold_fd, &li->trace_rbs_fd,
 		       &li->trace_filters_fd, &li->cm_conns_fd, &li->cm_ends_fd, &li->cm_rej_fd, &li->latency_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

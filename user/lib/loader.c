@@ -26,6 +26,7 @@ static void size_tables(struct roceval_bpf *skel)
 {
 	bpf_map__set_max_entries(skel->maps.flows, flow_entries);
 	bpf_map__set_max_entries(skel->maps.flow_ring, flow_entries);
+	bpf_map__set_max_entries(skel->maps.flow_cold, flow_entries);
 	skel->rodata->flow_capacity = flow_entries;
 	bpf_map__set_max_entries(skel->maps.cm_conns, flow_entries);
 	bpf_map__set_max_entries(skel->maps.conn_ring, flow_entries);

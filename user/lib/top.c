@@ -173,15 +173,15 @@ static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int
 	int shown = 0;
 
 	for (int i = 0; i < n && shown < rows; i++) {
-		bool timed = flow_latency_count(&e[i].val) > 0;
+		bool timed = flow_latency_count(&e[i].cold) > 0;
 
-		if (violating && !e[i].val.violations)
+		if (violating && !e[i].cold.violations)
 			break;
 		top_add(sc, -1, false, "  %-52s %10llu %12llu %10llu %9s %9s", flow_entry_name(&e[i], name, sizeof(name)),
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
-			(unsigned long long)e[i].val.violations,
-			timed ? latency_text(latency_quantile16_ns(e[i].val.latency, 0.5), p50, sizeof(p50)) : "-",
-			timed ? latency_text(latency_quantile16_ns(e[i].val.latency, 0.99), p99, sizeof(p99)) : "-");
+			(unsigned long long)e[i].cold.violations,
+			timed ? latency_text(latency_quantile16_ns(e[i].cold.latency, 0.5), p50, sizeof(p50)) : "-",
+			timed ? latency_text(latency_quantile16_ns(e[i].cold.latency, 0.99), p99, sizeof(p99)) : "-");
 		shown++;
 	}
 	if (!shown)
@@ -192,7 +192,7 @@ static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int
 static int top_build_flows(struct top_screen *sc, const struct live_iface *li, int rows)
 {
 	struct flow_entry *e = NULL;
-	int n = flows_collect(li->flows_fd, &e);
+	int n = flows_collect(li->flows_fd, li->flow_cold_fd, &e);
 
 	if (n < 0)
 		return n;
