@@ -197,17 +197,17 @@ static __always_inline void icrc_check(struct roceval_scratch *s, struct roceval
  * as much again as the rest of the retransmission logic; those go
  * uncompared under icrc_sample.
  */
-static __always_inline void icrc_held(struct roceval_scratch *s)
+static __always_inline void icrc_held(struct roceval_scratch *s, const __u8 *buf)
 {
 	struct frame_info *fi = &s->fi;
 	__u32 at = s->icrc_at;
 
-	if (fi->icrc_known || !at || !(roce_ops[fi->opcode & 0x1F].flags & OPF_REQUEST))
+	if (!fi->has_bth || !at || !(roce_ops[fi->opcode & 0x1F].flags & OPF_REQUEST))
 		return;
 	barrier_var(at);
 	if (at > ROCEVAL_HDR_COPY)
 		return;
-	fi->icrc_found = roceval_load_le32(s->buf + ROCE_LRH_MASK_LEN + at);
+	fi->icrc_found = roceval_load_le32(buf + ROCE_LRH_MASK_LEN + at);
 	fi->icrc_known = 1;
 }
 
@@ -220,10 +220,8 @@ static __always_inline int frame_verdict(void *ctx, bool tc, struct roceval_scra
 
 	/* RDMA CM (cm.bpf.h): learns connections from QP1 MADs. */
 	cm_verdict(ctx, tc, s, base + li->l4 + (li->v1 ? 0 : UDP_HLEN));
-	if (s->fi.has_bth) {
-		icrc_held(s);
+	if (s->fi.has_bth)
 		flow_update(s, cnt, cfg, len);
-	}
 	if (cfg->trace_on && s->rules)
 		trace_sample(ctx, tc, base, len, wire == ROCEVAL_WIRE_UNKNOWN ? len : wire, s, cfg, cnt);
 	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
@@ -245,7 +243,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	__u32 cap, dlen, tlen, xhl, lead = 0;
+	__u32 cap, dlen, tlen, xhl, l3, lead = 0;
 	struct l4info *li;
 	bool check_icrc;
 	__u64 n, copy;
@@ -295,15 +293,28 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	barrier_var(copy);
 	if (copy < 1 || copy > ROCEVAL_MAX_DATAGRAM)
 		goto verdict;
-	if (check_icrc)
-		lead = icrc_layout(s->buf, dlen);
-	buf = s->buf + (lead & (CRC_LANE - 1));
-	if (frame_load(ctx, tc, base + li->l3, buf + ROCE_LRH_MASK_LEN, copy))
-		goto verdict;
+	l3 = li->l3;
+	barrier_var(l3);
+	if (!check_icrc && l3 >= ROCE_LRH_MASK_LEN && l3 <= ROCEVAL_L2_MAX && l3 + copy <= n) {
+		/*
+		 * The first copy holds the headers: read them there, laid out as in
+		 * the datagram buffer (the IP header ROCE_LRH_MASK_LEN bytes in).
+		 * The mask only tells the verifier what the test above did.
+		 */
+		buf = s->l2l4 + ((l3 - ROCE_LRH_MASK_LEN) & 31);
+	} else {
+		if (check_icrc)
+			lead = icrc_layout(s->buf, dlen);
+		buf = s->buf + (lead & (CRC_LANE - 1));
+		if (frame_load(ctx, tc, base + li->l3, buf + ROCE_LRH_MASK_LEN, copy))
+			goto verdict;
+	}
 	frame_addresses(&s->fi, buf + ROCE_LRH_MASK_LEN, li->ipv6);
 	judge_transport(s, cnt, cfg, buf, xhl, tlen, copy);
 	if (check_icrc)
 		icrc_check(s, cnt, buf, lead, dlen);
+	else
+		icrc_held(s, buf);
 verdict:
 	return frame_verdict(ctx, tc, s, cnt, cfg, base, len, s->wire);
 }
