@@ -348,9 +348,11 @@ extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timest
  * latencies: native mode only, loaded bound to its device (kernel 6.3+),
  * which is what lets it ask the driver.  A driver stamps frames only while
  * its receive timestamping is on (hwstamp_ctl -r 1, ptp4l); the call costs
- * one indirect call a frame into the driver.
+ * one indirect call a frame into the driver.  "?": not loaded unless asked
+ * for, since it loads only bound to a device (tools loading every program
+ * of the object, bpftool's loadall, pass it by).
  */
-SEC("xdp")
+SEC("?xdp")
 int roceval_xdp_nic(struct xdp_md *ctx)
 {
 	__u32 len = bpf_xdp_get_buff_len(ctx);
