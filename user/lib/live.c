@@ -39,6 +39,20 @@ bool live_stale(const struct live_iface *li)
 			     li->this_netns ? (int)if_nametoindex(li->ifname) : 0);
 }
 
+/* Two optional maps that only work together (a flow table and its cold parts): both, or -1 for both. */
+static void pin_get_pair(const char *ns, const char *ifname, const char *a, const char *b, int *fd_a, int *fd_b)
+{
+	*fd_a = pin_get_ns(ns, ifname, a);
+	*fd_b = pin_get_ns(ns, ifname, b);
+	if (*fd_a >= 0 && *fd_b >= 0)
+		return;
+	if (*fd_a >= 0)
+		close(*fd_a);
+	if (*fd_b >= 0)
+		close(*fd_b);
+	*fd_a = *fd_b = -1;
+}
+
 static int live_open_ns(const char *ns, const char *ifname, struct live_iface *out)
 {
 	struct bpf_prog_info info = {};
@@ -92,25 +106,8 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 		goto fail;
 	}
 	/* optional maps: -1 when this build of the object has none */
-	out->flows_fd = pin_get_ns(ns, ifname, "flows");
-	out->flow_cold_fd = pin_get_ns(ns, ifname, "flow_cold");
-	if (out->flows_fd < 0 || out->flow_cold_fd < 0) {
-		/* an object from before flows had a cold part is read as having no flow table */
-		if (out->flows_fd >= 0)
-			close(out->flows_fd);
-		if (out->flow_cold_fd >= 0)
-			close(out->flow_cold_fd);
-		out->flows_fd = out->flow_cold_fd = -1;
-	}
-	out->trace_rbs_fd = pin_get_ns(ns, ifname, "trace_rbs");
-	out->trace_filters_fd = pin_get_ns(ns, ifname, "trace_filters");
-	if (out->trace_rbs_fd < 0 || out->trace_filters_fd < 0) {
-		if (out->trace_rbs_fd >= 0)
-			close(out->trace_rbs_fd);
-		if (out->trace_filters_fd >= 0)
-			close(out->trace_filters_fd);
-		out->trace_rbs_fd = out->trace_filters_fd = -1;
-	}
+	pin_get_pair(ns, ifname, "flows", "flow_cold", &out->flows_fd, &out->flow_cold_fd);
+	pin_get_pair(ns, ifname, "trace_rbs", "trace_filters", &out->trace_rbs_fd, &out->trace_filters_fd);
 	out->cm_conns_fd = pin_get_ns(ns, ifname, "cm_conns");
 	out->cm_ends_fd = pin_get_ns(ns, ifname, "cm_ends");
 	out->cm_rej_fd = pin_get_ns(ns, ifname, "cm_rej_reasons");
