@@ -124,7 +124,9 @@ def test_live_counts_equal_replay(netns, pcaps, tmp_path, mode):
     assert live["retransmission"] == want["retransmission"]
 
     st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
-    assert st["roce"] == want["roce"] and st["frames"] == live["frames"]
+    # frames, not RoCE, may still arrive between the two reads: the kernel's own IPv6 router
+    # solicitations and MLD reports in the first seconds of the veth
+    assert st["roce"] == want["roce"] and st["frames"] >= live["frames"]
     assert st["memory_bytes"] > 0 and st["settings"]["pmtu"] == "0"
 
     # the table form says the same
