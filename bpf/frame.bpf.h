@@ -35,6 +35,45 @@ static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, 
 	return tc ? bpf_skb_load_bytes(ctx, off, to, len) : bpf_xdp_load_bytes(ctx, off, to, len);
 }
 
+/*
+ * The first `n` bytes of a frame from its linear head, where the program
+ * may read them in place: word by word, each read proven against the head's
+ * end as the verifier requires.  Inline loads cost less than a call to the
+ * load helper, which would be the frame's only one on the header path.
+ * False when the head holds fewer (a tc frame split across pages): the
+ * caller then loads with the helper.  Only the copy is read in place: the
+ * verifier forgets what a packet pointer was proven to reach as soon as a
+ * variable offset (a VLAN tag, the IHL, an xTH) is added to it.
+ */
+static __always_inline bool frame_head_copy(void *ctx, bool tc, __u8 *to, __u32 n)
+{
+	__u8 *data, *end;
+	__u32 i, done;
+
+	if (tc) {
+		data = (__u8 *)(long)((struct __sk_buff *)ctx)->data;
+		end = (__u8 *)(long)((struct __sk_buff *)ctx)->data_end;
+	} else {
+		data = (__u8 *)(long)((struct xdp_md *)ctx)->data;
+		end = (__u8 *)(long)((struct xdp_md *)ctx)->data_end;
+	}
+#pragma unroll
+	for (i = 0; i < ROCEVAL_L2L4_MAX / 8; i++) {
+		if (8 * (i + 1) > n || data + 8 * (i + 1) > end)
+			break;
+		((__u64 *)to)[i] = *(__u64 *)(data + 8 * i);
+	}
+	done = 8 * i;
+#pragma unroll
+	for (int j = 0; j < 7; j++) {
+		if (done >= n || done >= ROCEVAL_L2L4_MAX || data + done + 1 > end)
+			break;
+		to[done] = data[done];
+		done++;
+	}
+	return done == n;
+}
+
 static __always_inline __u32 frame_ifindex(void *ctx, bool tc)
 {
 	return tc ? ((struct __sk_buff *)ctx)->ifindex : ((struct xdp_md *)ctx)->ingress_ifindex;
