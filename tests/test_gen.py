@@ -116,6 +116,22 @@ def test_each_fault_is_counted_exactly(tmp_path, opt, key, rule):
         assert broken == predicted
 
 
+@pytest.mark.parametrize("opt,args", [
+    ("duplicate", ()),
+    # messages under the PMTU: no FIRST or MIDDLE ever shows it
+    ("drop", ("--traffic", "read,send", "--max-size", "512")),
+], ids=["duplicate", "drop"])
+def test_prediction_holds_whether_replay_is_told_the_pmtu_or_learns_it(tmp_path, opt, args):
+    # A READ's PSN count needs the PMTU: until the flow has shown it (a FIRST or MIDDLE
+    # packet), replay without --pmtu cannot tell a repeated READ from the next request,
+    # nor see a loss right after a READ.  Seed 3 duplicates such a READ.
+    for seed in range(1, 9):
+        path, s = gen(tmp_path, "--seed", str(seed), "--count", "2000", f"--{opt}", "5%", *args)
+        assert s["injected"][opt] > 0
+        assert_agrees(s, replay_json(path))
+        assert_agrees(s, replay_json(path, "--pmtu", "1024"))
+
+
 def test_variant_mutations_are_never_flagged(tmp_path):
     path, s = gen(tmp_path, "--seed", "12", "--count", "3000", "-f", "mixed",
                   "--mutate-variant", "0.3")

@@ -83,6 +83,15 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 			       (d->cm_attr == CM_ATTR_REP && c->gets_request[1]);
 		return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ;
 	}
+	/*
+	 * Until its flow has shown the PMTU, a READ's PSN count is unknown to
+	 * roceval replaying without --pmtu: the request after it sets the
+	 * expectation afresh, so a repeat of the READ or a loss right after it
+	 * would go unseen there.
+	 */
+	bool after_unknown_read = !c->pmtu_shown[d->side] &&
+				  roce_ops[c->last_req[d->side].opcode & 0x1F].family == FAM_READ_REQ;
+
 	switch (f) {
 	case F_START_PSN:
 	case F_CM_PMTU:
@@ -95,10 +104,12 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 		 * would merge into one gap.
 		 */
 		return (d->flags & DF_REQUEST) && !(d->flags & (DF_FIRST_REQ | DF_LAST_REQ)) &&
-		       (op->family == FAM_SEND || op->family == FAM_WRITE) && !c->prev_dropped[d->side];
+		       (op->family == FAM_SEND || op->family == FAM_WRITE) && !c->prev_dropped[d->side] &&
+		       !after_unknown_read;
 	case F_DUP:
 		/* a repeated ONLY is one psn_duplicate and keeps every message well formed */
-		return (d->flags & DF_REQUEST) && op->position == POS_ONLY;
+		return (d->flags & DF_REQUEST) && op->position == POS_ONLY &&
+		       (op->family != FAM_READ_REQ || c->pmtu_shown[d->side]);
 	case F_NAK_WRONG:
 	case F_GO_BACK_0:
 		/*
@@ -557,6 +568,8 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	err = gen_out_frame(o, frame, len);
 	if (!err && (d->flags & DF_REQUEST) && c->holding[d->side])
 		err = nak_and_go_back(g, o, c, d, frame, len, &lay);
+	if (op->payload == PL_PMTU)
+		c->pmtu_shown[d->side] = true;
 	if (d->flags & DF_REQUEST) {
 		c->last_req[d->side] = *d;
 		c->last_req_ok[d->side] = f == F_NONE && (op->family == FAM_SEND || op->family == FAM_WRITE);

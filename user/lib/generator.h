@@ -141,6 +141,12 @@ struct conn {
 	int held_fault[2];
 	struct desc held[2], last_req[2];
 	bool last_req_ok[2]; /* last_req is a SEND/WRITE packet sent without a fault */
+	/*
+	 * The side's flow has sent a FIRST or MIDDLE packet (a request or a READ
+	 * response), so roceval knows its PMTU without --pmtu, and with it how
+	 * many PSNs a READ takes.
+	 */
+	bool pmtu_shown[2];
 };
 
 struct gen {
