@@ -11,6 +11,8 @@ FIELDS = ["payload", "family", "baseline_ns", "headers_ns", "full_ns", "zlib_ns"
           "steady_icrc_vs_zlib", "steady_headers_over_baseline_ns", "icrc_sample_ns"]
 FLOW_FIELDS = ["flows", "payload", "family", "steady_baseline_ns", "steady_headers_ns",
                "steady_headers_over_baseline_ns"]
+ANSWERED_FIELDS = ["answered", "payload", "family", "steady_baseline_ns", "steady_headers_ns",
+                   "steady_headers_over_baseline_ns", "ack_over_baseline_ns"]
 
 
 def test_bench_json():
@@ -18,7 +20,7 @@ def test_bench_json():
     # counted on its flow) and fails otherwise: exit 0 says the steady figures are what they claim.
     res = run("bench", "--json", "--repeat", "20", "--rounds", "3", check=True)
     lines = [json.loads(line) for line in res.stdout.splitlines()]
-    rows, sweep = lines[:8], lines[8:]
+    rows, sweep, answered = lines[:8], lines[8:11], lines[11:]
     assert [(r["payload"], r["family"]) for r in rows] == \
         [(p, f) for p in (0, 256, 1024, 4096) for f in ("ipv4", "ipv6")]
     for r in rows:
@@ -40,6 +42,13 @@ def test_bench_json():
         assert list(r) == FLOW_FIELDS
         assert r["steady_headers_over_baseline_ns"] == pytest.approx(
             r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.15)
+    # requests each answered by an ACK matched to it (the bench fails if one is not)
+    [a] = answered
+    assert list(a) == ANSWERED_FIELDS
+    assert (a["answered"], a["payload"], a["family"]) == ("ack", 256, "ipv4")
+    assert a["ack_over_baseline_ns"] == pytest.approx(
+        2 * a["steady_headers_over_baseline_ns"] - sweep[0]["steady_headers_over_baseline_ns"],
+        abs=0.5)
     assert res.stderr == ""
 
 
@@ -71,6 +80,10 @@ def test_bench_table():
         assert float(r[7]) == pytest.approx(float(r[4]) - float(r[3]), abs=0.15)
     flows = lines.index(next(line for line in lines if line.lstrip().startswith("flows")))
     assert [line.split()[0] for line in lines[flows + 1:flows + 4]] == ["1", "1024", "65536"]
+    answered = lines.index(next(line for line in lines if "answered by an ACK" in line))
+    assert lines[answered + 1].split() == ["baseline", "headers", "hdr-base", "ack-base"]
+    base, headers, hdr, ack = map(float, lines[answered + 2].split())
+    assert hdr == pytest.approx(headers - base, abs=0.15)
 
 
 def test_bench_live_json():

@@ -39,12 +39,18 @@ extern const struct command cmd_bench;
 #define STEADY_QPN 0x800000
 /* The frame of the flow-count sweep: RC SEND_ONLY, 256 bytes, IPv4 (frames[2]). */
 #define SWEEP_FRAME 2
+/* The ACK answering each SEND of the answered stream: frames[0], from the responder. */
+#define ACK_FRAME 0
+/* The requester's QP, which the ACKs go to. */
+#define ANSWER_QPN 0x400000
 
 static const unsigned int payloads[] = { 0, 256, 1024, 4096 };
 /* The icrc_sample cost curve, steady path. */
 static const unsigned int sample_curve[NCURVE] = { 1, 2, 8, 64 };
 static const unsigned int sweep_flows[] = { 1, 1024, 65536 };
 #define NSWEEP (sizeof(sweep_flows) / sizeof(sweep_flows[0]))
+/* The sweep's rows, then one flow whose every request is answered by an ACK. */
+#define NFLOWROWS (NSWEEP + 1)
 
 #define S_FULL S_CURVE /* sample_curve[0] is 1: every ICRC checked */
 
@@ -66,6 +72,12 @@ struct stream {
 	__u32 qpn;
 	__u32 flows;
 	__u64 sent;
+	/*
+	 * When set, each request is followed by the ACK answering it, from the
+	 * responder to QP ANSWER_QPN onwards (one per flow): the commonest frame
+	 * on the path it takes when its request was seen.
+	 */
+	struct frame *ack;
 };
 
 struct batch {
@@ -74,6 +86,18 @@ struct batch {
 	unsigned char data[ROCEVAL_BATCH_BYTES];
 };
 
+/* The frame as a batch record at *off (batch_fill made room for it). */
+static void batch_put(struct batch *b, size_t *off, const struct frame *f)
+{
+	/* captured and wire length, little-endian as the host; the capture time is 0 */
+	__u32 rec[4] = { f->len, f->len };
+
+	memcpy(b->data + *off, rec, ROCEVAL_REC_HDR);
+	memcpy(b->data + *off + ROCEVAL_REC_HDR, f->data, f->len);
+	*off += ROCEVAL_REC_HDR + f->len;
+	b->n++;
+}
+
 /* The next frames of the stream, at most `max`, as one replay batch. */
 static void batch_fill(struct batch *b, struct stream *st, __u64 max)
 {
@@ -81,17 +105,18 @@ static void batch_fill(struct batch *b, struct stream *st, __u64 max)
 	size_t off = 4;
 
 	b->n = 0;
-	while (b->n < ROCEVAL_BATCH_MAX_FRAMES && b->n < max &&
-	       off + ROCEVAL_REC_HDR + f->len <= sizeof(b->data)) {
+	/* a request and its ACK go in one batch together, so each batch has room for both */
+	while (b->n + 2 <= ROCEVAL_BATCH_MAX_FRAMES && b->n < max &&
+	       off + 2 * ROCEVAL_REC_HDR + f->len + (st->ack ? st->ack->len : 0) <= sizeof(b->data)) {
 		__u64 g = st->sent++;
-		/* captured and wire length, little-endian as the host; the capture time is 0 */
-		__u32 rec[4] = { f->len, f->len };
+		__u32 psn = (1 + g / st->flows) & ROCE_PSN_MASK;
 
-		frame_seq(f, st->qpn + g % st->flows, (1 + g / st->flows) & ROCE_PSN_MASK);
-		memcpy(b->data + off, rec, ROCEVAL_REC_HDR);
-		memcpy(b->data + off + ROCEVAL_REC_HDR, f->data, f->len);
-		off += ROCEVAL_REC_HDR + f->len;
-		b->n++;
+		frame_seq(f, st->qpn + g % st->flows, psn);
+		batch_put(b, &off, f);
+		if (st->ack) {
+			frame_seq(st->ack, ANSWER_QPN + g % st->flows, psn);
+			batch_put(b, &off, st->ack);
+		}
 	}
 	memcpy(b->data, &b->n, 4);
 	b->len = off;
@@ -233,34 +258,63 @@ static int check_frames(struct roceval_bpf *skel, struct frame *frames, int n)
 	return 0;
 }
 
+/* The flow of `key` counted `want` frames and no violation; its cold part in *c. */
+static int check_flow(const struct roceval_bpf *skel, const struct roceval_flow_key *key, __u64 want,
+		      struct roceval_flow_cold *c)
+{
+	struct roceval_flow v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.flows), key, &v) ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.flow_cold), &v.cold, c)) {
+		pr_warn("bench flow 0x%x: not in the flow table: %s", key->dqpn, strerror(errno));
+		return -EPROTO;
+	}
+	if (v.packets != want || c->violations) {
+		pr_warn("bench flow 0x%x: %llu frames, %llu violations; expected %llu and none", key->dqpn,
+			(unsigned long long)v.packets, (unsigned long long)c->violations,
+			(unsigned long long)want);
+		return -EPROTO;
+	}
+	return 0;
+}
+
 /*
  * Makes sure the steady runs took the steady path: every flow of the
  * stream counted each of its frames and none broke a rule (a gap or a
- * duplicate PSN, a bad ICRC).
+ * duplicate PSN, a bad ICRC); with ACKs, each ACK flow too, and the ACKs
+ * were matched to their requests (the requests' latency histogram has
+ * samples).
  */
 static int check_stream(const struct roceval_bpf *skel, const struct stream *st)
 {
 	const struct frame *f = &st->f;
-	struct roceval_flow_key key = { .ipv6 = f->ipv6 };
+	struct roceval_flow_key req = { .ipv6 = f->ipv6 }, ack = { .ipv6 = f->ipv6 };
 	const unsigned char *ip = f->data + 14;
+	size_t alen = f->ipv6 ? 16 : 4;
 
-	memcpy(key.saddr, ip + (f->ipv6 ? 8 : 12), f->ipv6 ? 16 : 4);
-	memcpy(key.daddr, ip + (f->ipv6 ? 24 : 16), f->ipv6 ? 16 : 4);
+	memcpy(req.saddr, ip + (f->ipv6 ? 8 : 12), alen);
+	memcpy(req.daddr, ip + (f->ipv6 ? 24 : 16), alen);
+	memcpy(ack.saddr, req.daddr, alen);
+	memcpy(ack.daddr, req.saddr, alen);
 	for (__u32 i = 0; i < st->flows; i++) {
-		__u64 want = st->sent / st->flows + (i < st->sent % st->flows);
-		struct roceval_flow v;
+		__u64 want = st->sent / st->flows + (i < st->sent % st->flows), samples = 0;
 		struct roceval_flow_cold c;
+		int err;
 
-		key.dqpn = st->qpn + i;
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.flows), &key, &v) ||
-		    bpf_map_lookup_elem(bpf_map__fd(skel->maps.flow_cold), &v.cold, &c)) {
-			pr_warn("bench flow 0x%x: not in the flow table: %s", key.dqpn, strerror(errno));
-			return -EPROTO;
-		}
-		if (v.packets != want || c.violations) {
-			pr_warn("bench flow 0x%x: %llu frames, %llu violations; expected %llu and none",
-				key.dqpn, (unsigned long long)v.packets,
-				(unsigned long long)c.violations, (unsigned long long)want);
+		req.dqpn = st->qpn + i;
+		err = check_flow(skel, &req, want, &c);
+		if (err)
+			return err;
+		if (!st->ack)
+			continue;
+		for (int b = 0; b < ROCEVAL_LAT_BUCKETS; b++)
+			samples += c.latency[b];
+		ack.dqpn = ANSWER_QPN + i;
+		err = check_flow(skel, &ack, want, &c);
+		if (err)
+			return err;
+		if (!samples) {
+			pr_warn("bench flow 0x%x: no ACK was matched to its request", req.dqpn);
 			return -EPROTO;
 		}
 	}
@@ -369,25 +423,42 @@ out:
 	return err;
 }
 
+/* The frame sent the other way: source and destination addresses swapped. */
+static void frame_reverse(struct frame *f)
+{
+	unsigned char *ip = f->data + f->lay.l3, tmp[16];
+	size_t alen = f->ipv6 ? 16 : 4, at = f->ipv6 ? 8 : 12;
+
+	memcpy(tmp, ip + at, alen);
+	memcpy(ip + at, ip + at + alen, alen);
+	memcpy(ip + at + alen, tmp, alen);
+	pkt_finish(f->data, &f->lay);
+}
+
 /*
- * The steady header path with 1, 1k and 64k live flows, each in a program
- * of its own with the default flow table, filled only by the sweep.
+ * The steady header path with 1, 1k and 64k live flows, then with 1 flow
+ * whose every request is answered by an ACK, each in a program of its own
+ * with the default flow table, filled only by these frames.
  */
-static int measure_flows(struct bench_pass_bpf *pass, struct frame *f, unsigned int repeat,
-			 unsigned int rounds, double ns[NSWEEP][2])
+static int measure_flows(struct bench_pass_bpf *pass, const struct frame *f, const struct frame *ack,
+			 unsigned int repeat, unsigned int rounds, double ns[NFLOWROWS][2])
 {
 	int walk_fd = bpf_program__fd(pass->progs.bench_walk);
 	struct roceval_settings cfg;
 	struct batch *b = malloc(sizeof(*b));
 	double *samples = calloc(2 * rounds, sizeof(*samples));
 	struct stream *st = malloc(2 * sizeof(*st)), *walk = st + 1;
+	struct frame *answer = malloc(sizeof(*answer));
 	int err = 0;
 
-	if (!b || !samples || !st) {
+	if (!b || !samples || !st || !answer) {
 		pr_warn("Couldn't allocate the batches: %s", strerror(errno));
 		err = -ENOMEM;
+	} else {
+		*answer = *ack;
+		frame_reverse(answer);
 	}
-	for (unsigned int k = 0; k < NSWEEP && !err; k++) {
+	for (unsigned int k = 0; k < NFLOWROWS && !err; k++) {
 		struct roceval_bpf *skel = roceval_load(LOAD_REPLAY, false);
 		int replay_fd;
 
@@ -398,8 +469,9 @@ static int measure_flows(struct bench_pass_bpf *pass, struct frame *f, unsigned 
 		replay_fd = bpf_program__fd(skel->progs.roceval_replay);
 		st->f = *f;
 		st->qpn = 1;
-		st->flows = sweep_flows[k];
+		st->flows = k < NSWEEP ? sweep_flows[k] : 1;
 		st->sent = 0;
+		st->ack = k < NSWEEP ? NULL : answer;
 		*walk = *st;
 		err = set_icrc_sample(bpf_map__fd(skel->maps.settings), &cfg, SAMPLE_NEVER);
 		if (!err)
@@ -417,13 +489,23 @@ static int measure_flows(struct bench_pass_bpf *pass, struct frame *f, unsigned 
 		}
 		roceval_bpf__destroy(skel);
 	}
+	free(answer);
 	free(samples);
 	free(st);
 	free(b);
 	return err;
 }
 
-static void print_json(const struct frame *frames, int n, const double flows_ns[NSWEEP][2])
+/*
+ * The answered ACK alone: the answered stream's frames are half requests,
+ * half ACKs, and a request costs what the 1-flow sweep row measured.
+ */
+static double ack_over_baseline(const double flows_ns[NFLOWROWS][2])
+{
+	return 2 * (flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0]) - (flows_ns[0][1] - flows_ns[0][0]);
+}
+
+static void print_json(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2])
 {
 	struct json_writer w;
 
@@ -469,9 +551,20 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 		json_object_end(&w);
 		json_end(&w);
 	}
+	json_init(&w, stdout);
+	json_object_begin(&w, NULL);
+	json_string(&w, "answered", "ack");
+	json_u64(&w, "payload", frames[SWEEP_FRAME].payload);
+	json_string(&w, "family", frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
+	json_double(&w, "steady_baseline_ns", flows_ns[NSWEEP][0], 1);
+	json_double(&w, "steady_headers_ns", flows_ns[NSWEEP][1], 1);
+	json_double(&w, "steady_headers_over_baseline_ns", flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0], 1);
+	json_double(&w, "ack_over_baseline_ns", ack_over_baseline(flows_ns), 1);
+	json_object_end(&w);
+	json_end(&w);
 }
 
-static void print_table(const struct frame *frames, int n, const double flows_ns[NSWEEP][2],
+static void print_table(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2],
 			unsigned int repeat, unsigned int rounds)
 {
 	printf("Median of %u rounds of %u runs per frame; ns per frame.\n\n", rounds, repeat);
@@ -507,10 +600,15 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	for (unsigned int k = 0; k < NSWEEP; k++)
 		printf("%7u %9.1f %8.1f %9.1f\n", sweep_flows[k], flows_ns[k][0], flows_ns[k][1],
 		       flows_ns[k][1] - flows_ns[k][0]);
+	printf("\nSteady header path, 1 flow, each SEND answered by an ACK matched to it (per frame):\n");
+	printf("%9s %8s %9s %9s\n", "baseline", "headers", "hdr-base", "ack-base");
+	printf("%9.1f %8.1f %9.1f %9.1f\n", flows_ns[NSWEEP][0], flows_ns[NSWEEP][1],
+	       flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0], ack_over_baseline(flows_ns));
 	printf("\nicrc/zlib = (full - headers) / zlib; hdr-base = headers - baseline.\n"
 	       "Mpps and Gb/s are one core running the full program; frame is the Ethernet\n"
 	       "frame without FCS, and Gb/s counts those bytes.  sampleN is the full program\n"
-	       "with icrc_sample=N.\n");
+	       "with icrc_sample=N.  ack-base is the answered ACK alone: twice the answered\n"
+	       "stream's hdr-base less the 1-flow SEND's.\n");
 }
 
 /* What the command line asks; 0 or EXIT_USAGE. */
@@ -558,7 +656,7 @@ static int bench_frames(bool json, unsigned int repeat, unsigned int rounds)
 	enum { NFRAMES = 2 * sizeof(payloads) / sizeof(payloads[0]) };
 	struct bench_pass_bpf *pass = NULL;
 	struct roceval_bpf *skel = NULL;
-	double flows_ns[NSWEEP][2];
+	double flows_ns[NFLOWROWS][2];
 	struct frame *frames = calloc(NFRAMES, sizeof(*frames));
 	int err = -1;
 
@@ -581,7 +679,7 @@ static int bench_frames(bool json, unsigned int repeat, unsigned int rounds)
 	if (!err)
 		err = measure(skel, pass, frames, NFRAMES, repeat, rounds);
 	if (!err)
-		err = measure_flows(pass, &frames[SWEEP_FRAME], repeat, rounds, flows_ns);
+		err = measure_flows(pass, &frames[SWEEP_FRAME], &frames[ACK_FRAME], repeat, rounds, flows_ns);
 	if (!err && json)
 		print_json(frames, NFRAMES, flows_ns);
 	else if (!err)
@@ -624,12 +722,17 @@ const struct command cmd_bench = {
 		"batches of frames with consecutive PSNs, timed per batch and divided by its\n"
 		"frames; the baseline there walks the same batches calling a function that does\n"
 		"nothing.  The steady path also gives the cost of icrc_sample=1, 2, 8 and 64, and\n"
-		"the header path of 256-byte IPv4 frames spread over 1, 1024 and 65536 live flows\n"
-		"(each count in a program of its own with the default flow table).\n\n"
+		"the header path of 256-byte IPv4 frames spread over 1, 1024 and 65536 live flows,\n"
+		"then of 1 flow whose every SEND is answered by an ACK from the other side (each in\n"
+		"a program of its own with the default flow table).  That ACK is matched to its\n"
+		"request, as on a host that sees both directions; the ACK of the rows above (payload\n"
+		"0) answers nothing roceval saw, as on a one-way mirror, where after 16 such ACKs\n"
+		"their requests are no longer looked for.\n\n"
 		"Each figure is the median over the rounds of the kernel's average time per run.\n"
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
 		"and no rule broken; after it, every steady flow must have counted each of its\n"
-		"frames and no violation.  The machine's load shows in the figures: compare ratios.\n\n"
+		"frames and no violation, and every answered ACK must have been matched to its\n"
+		"request.  The machine's load shows in the figures: compare ratios.\n\n"
 		"Options:\n"
 		"  -j, --json        one JSON object per line, per payload and family: payload,\n"
 		"                    family, baseline_ns, headers_ns, full_ns, zlib_ns,\n"
@@ -640,7 +743,10 @@ const struct command cmd_bench = {
 		"                    steady_headers_over_baseline_ns, and icrc_sample_ns (steady\n"
 		"                    full path by icrc_sample); then one per flow count: flows,\n"
 		"                    payload, family, steady_baseline_ns, steady_headers_ns and\n"
-		"                    steady_headers_over_baseline_ns\n"
+		"                    steady_headers_over_baseline_ns; then the answered stream's:\n"
+		"                    answered (\"ack\"), payload, family, the same three per frame,\n"
+		"                    and ack_over_baseline_ns, the ACK alone (twice the stream's\n"
+		"                    figure less the 1-flow SEND's)\n"
 		"  -l, --live        instead, Mpps per core through a real veth pair: in a network\n"
 		"                    namespace of its own (gone when the bench ends), frames sent\n"
 		"                    in XDP live-frames mode into one end, received in native XDP\n"
