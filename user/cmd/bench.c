@@ -102,12 +102,12 @@ static void batch_put(struct batch *b, size_t *off, const struct frame *f)
 static void batch_fill(struct batch *b, struct stream *st, __u64 max)
 {
 	struct frame *f = &st->f;
-	size_t off = 4;
+	/* a request and its ACK go in one batch together */
+	unsigned int per = st->ack ? 2 : 1;
+	size_t off = 4, room = per * ROCEVAL_REC_HDR + f->len + (st->ack ? st->ack->len : 0);
 
 	b->n = 0;
-	/* a request and its ACK go in one batch together, so each batch has room for both */
-	while (b->n + 2 <= ROCEVAL_BATCH_MAX_FRAMES && b->n < max &&
-	       off + 2 * ROCEVAL_REC_HDR + f->len + (st->ack ? st->ack->len : 0) <= sizeof(b->data)) {
+	while (b->n + per <= ROCEVAL_BATCH_MAX_FRAMES && b->n < max && off + room <= sizeof(b->data)) {
 		__u64 g = st->sent++;
 		__u32 psn = (1 + g / st->flows) & ROCE_PSN_MASK;
 
