@@ -39,7 +39,7 @@ static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, 
  * The first `n` bytes of a frame from its linear head, where the program
  * may read them in place: word by word, each read proven against the head's
  * end as the verifier requires.  Inline loads cost less than a call to the
- * load helper, which would be the frame's only one on the header path.
+ * load helper (README, "Performance").
  * False when the head holds fewer (a tc frame split across pages): the
  * caller then loads with the helper.  Only the copy is read in place: the
  * verifier forgets what a packet pointer was proven to reach as soon as a
