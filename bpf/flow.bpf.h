@@ -3,13 +3,12 @@
  * Stateful validation per queue pair (IBA 9.7, 9.8.3): PSN order,
  * message sequence, MSN, PMTU consistency.
  *
- * The table is a preallocated hash with its own eviction ring rather than
- * the kernel's LRU hash: the LRU evicts silently and in batches, so nobody
- * could say how many flows lost their state, and roceval must.  The ring
- * remembers keys in creation order; when the table is full the oldest
- * flow is deleted and counted in flow_evicted.  A busy flow evicted this way
- * comes back on its next packet as a new flow, which only sets expectations,
- * so eviction costs missed detections, never false alarms.
+ * The table (roceval.h) evicts one flow at a time, the oldest of a full
+ * set, and counts it in flow_evicted: the kernel's LRU hash evicts silently
+ * and in batches, so nobody could say how many flows lost their state, and
+ * roceval must.  A busy flow evicted this way comes back on its next packet
+ * as a new flow, which only sets expectations, so eviction costs missed
+ * detections, never false alarms.
  */
 #ifndef ROCEVAL_FLOW_BPF_H
 #define ROCEVAL_FLOW_BPF_H
@@ -18,24 +17,23 @@
 #include "answer.bpf.h"
 #include "batch.bpf.h"
 
-/* Set by the loader together with both maps' max_entries. */
-const volatile __u32 flow_capacity = ROCEVAL_DEFAULT_FLOWS;
-/* Flows ever created: the next eviction-ring slot. */
-__u64 flow_ring_head;
+/* Set by the loader with the maps' sizes (roceval_flow_sets()). */
+const volatile __u32 flow_set_count = 1;
+const volatile __u64 flow_seed;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
-	__type(key, struct roceval_flow_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROCEVAL_FLOW_WAYS);
+	__type(key, __u32);
 	__type(value, struct roceval_flow);
 } flows SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct roceval_flow_key);
-} flow_ring SEC(".maps");
+	__type(value, struct roceval_flow_set);
+} flow_sets SEC(".maps");
 
 /* PSNs a request consumes: a READ one per response packet it asks for. 0 = cannot tell yet. */
 static __always_inline __u32 psns_consumed(const struct frame_info *fi, const struct roce_op *op,
@@ -51,39 +49,79 @@ static __always_inline __u32 psns_consumed(const struct frame_info *fi, const st
 	return n ? n : 1;
 }
 
+static __always_inline bool flow_key_equal(const struct roceval_flow_key *a, const struct roceval_flow_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]));
+}
+
+static __always_inline struct roceval_flow *flow_find(const struct roceval_flow_key *k)
+{
+	struct roceval_flow_place p = roceval_flow_place(k, flow_seed, flow_set_count);
+
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		__u32 si = p.set[i];
+		struct roceval_flow_set *set = bpf_map_lookup_elem(&flow_sets, &si);
+
+		if (!set)
+			return 0;
+#pragma unroll
+		for (__u32 w = 0; w < ROCEVAL_FLOW_WAYS; w++) {
+			__u32 slot = si * ROCEVAL_FLOW_WAYS + w;
+			struct roceval_flow *f;
+
+			if (set->tag[w] != p.tag)
+				continue;
+			f = bpf_map_lookup_elem(&flows, &slot);
+			if (f && flow_key_equal(&f->key, k))
+				return f;
+		}
+	}
+	return 0;
+}
+
+/*
+ * In the set that has taken fewer flows, in its oldest slot.  Two CPUs
+ * creating flows in one set at once take different slots (the atomic
+ * count); two creating the same flow leave it in two slots, of which
+ * lookups find the first and the other ages out.
+ */
 static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *s,
 							struct roceval_counters *cnt)
 {
-	struct roceval_flow_key *old;
+	struct roceval_flow_place p = roceval_flow_place(&s->flow_key, flow_seed, flow_set_count);
+	struct roceval_flow_set *a = bpf_map_lookup_elem(&flow_sets, &p.set[0]);
+	struct roceval_flow_set *b = bpf_map_lookup_elem(&flow_sets, &p.set[1]);
 	struct roceval_flow_cold *cold;
-	__u64 seq = __sync_fetch_and_add(&flow_ring_head, 1);
-	__u32 cap = flow_capacity;
-	__u32 slot;
+	struct roceval_flow *f;
+	__u32 si = p.set[0], w, slot;
 
-	if (!cap)
+	if (!a || !b)
 		return 0;
-	slot = seq % cap;
-	old = bpf_map_lookup_elem(&flow_ring, &slot);
-	if (!old)
-		return 0;
-	/*
-	 * Two CPUs creating the same flow at once leave its key in two slots;
-	 * the second deletion then finds nothing and is not counted, so
-	 * flow_evicted still counts flows actually removed.
-	 */
-	/* Counted on the totals only: the eviction is not the new flow's doing. */
-	if (seq >= cap && !bpf_map_delete_elem(&flows, old))
-		cnt->rule[RULE_FLOW_EVICTED]++;
-	__builtin_memcpy(old, &s->flow_key, sizeof(*old));
+	if (b->created < a->created) {
+		a = b;
+		si = p.set[1];
+	}
+	w = __sync_fetch_and_add(&a->created, 1) % ROCEVAL_FLOW_WAYS;
+	slot = si * ROCEVAL_FLOW_WAYS + w;
+	f = bpf_map_lookup_elem(&flows, &slot);
 	cold = bpf_map_lookup_elem(&flow_cold, &slot);
-	if (!cold)
+	if (!f || !cold)
 		return 0;
+	/* Counted on the totals only: the eviction is not the new flow's doing. */
+	if (a->tag[w])
+		cnt->rule[RULE_FLOW_EVICTED]++;
+	/* unfindable while it changes hands */
+	a->tag[w] = 0;
 	__builtin_memset(cold, 0, sizeof(*cold));
 	cold->first_jiffies = bpf_jiffies64();
-	__builtin_memset(&s->flow_new, 0, sizeof(s->flow_new));
-	s->flow_new.cold = slot;
-	bpf_map_update_elem(&flows, &s->flow_key, &s->flow_new, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&flows, &s->flow_key);
+	__builtin_memset(f, 0, sizeof(*f));
+	f->key = s->flow_key;
+	f->cold = slot;
+	a->tag[w] = p.tag;
+	return f;
 }
 
 /*
@@ -106,7 +144,7 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 	by_cm = answer_pair(fi, f, x);
 	if (by_cm < 0)
 		return;
-	r = bpf_map_lookup_elem(&flows, &x->req);
+	r = flow_find(&x->req);
 	if (!r || (!by_cm && !answer_plausible(fi, r)))
 		return;
 	if (s->rules & RETX_NAK_RULES) {
@@ -202,7 +240,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	s->flow_key.dqpn = fi->flow_qpn;
 	s->flow_key.ipv6 = fi->ipv6;
 
-	f = bpf_map_lookup_elem(&flows, &s->flow_key);
+	f = flow_find(&s->flow_key);
 	if (!f) {
 		f = flow_create(s, cnt);
 		if (!f)

@@ -131,7 +131,6 @@ struct roceval_scratch {
 	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
 	__u64 rules;	 /* rules the current frame broke */
 	struct roceval_flow_key flow_key;
-	struct roceval_flow flow_new; /* a new flow's initial value, too big for the stack */
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 wire;	 /* the frame's length on the wire, once known */
 	__u32 icrc_at;	 /* datagram offset of the ICRC when buf holds the whole datagram, else 0 */

@@ -143,19 +143,66 @@ struct roceval_trace_filter {
 };
 
 /*
- * The flow table: one entry per (source IP, destination IP, DestQP).  Its
- * size is fixed when the program is loaded (`flows=N` on attach, --flows on
- * replay); when it is full the oldest flow goes and flow_evicted counts it.
+ * The flow table: one entry per (source IP, destination IP, DestQP), in an
+ * array of slots grouped in sets of ROCEVAL_FLOW_WAYS.  A flow may live in
+ * either of two sets picked by a hash of its key, and goes in the one that
+ * has taken fewer flows; when that set is full, its oldest flow goes and
+ * flow_evicted counts it.  An array the verifier inlines, where a kernel
+ * hash costs a helper call and a bucket; two choices of set, so that sets
+ * fill evenly: sized for `flows=N` (--flows on replay) with half as many
+ * slots again, N flows fit without a set overflowing.
  */
 #define ROCEVAL_DEFAULT_FLOWS 65536
+#define ROCEVAL_FLOW_WAYS 8
 
+/* Sets for a table sized for `flows` flows: 1.5 slots a flow, at least one set. */
+static inline unsigned int roceval_flow_sets(unsigned int flows)
+{
+	unsigned long long slots = (unsigned long long)flows * 3 / 2;
+
+	return slots <= ROCEVAL_FLOW_WAYS ? 1 : (unsigned int)((slots + ROCEVAL_FLOW_WAYS - 1) / ROCEVAL_FLOW_WAYS);
+}
+
+/* 8-byte aligned: hashed and compared as five 64-bit words */
 struct roceval_flow_key {
 	__u8 saddr[16]; /* IPv4 addresses use the first 4 bytes, the rest zero; RoCEv1: the GIDs */
 	__u8 daddr[16];
 	__u32 dqpn;	/* DestQP; for mlx5 DC requests the sending DCI, whose PSN space it is */
 	__u8 ipv6;	/* 16-byte addresses: IPv6, or RoCEv1 GIDs */
 	__u8 pad[3];
+} __attribute__((aligned(8)));
+
+struct roceval_flow_set {
+	__u16 tag[ROCEVAL_FLOW_WAYS]; /* per slot: bits of its flow's hash, never 0; 0 = empty */
+	__u64 created;		      /* flows ever created here: the next goes in slot created % WAYS */
 };
+
+/*
+ * Where a key may live: the hash's top bits pick the first set, its low
+ * half the second, its bottom 16 bits the tag.  `seed` keys the hash:
+ * random for a live table, so that nobody on the wire can aim flows at one
+ * set; fixed for replay, so that a capture replays the same way each time.
+ */
+struct roceval_flow_place {
+	__u32 set[2];
+	__u16 tag;
+};
+
+static inline struct roceval_flow_place roceval_flow_place(const struct roceval_flow_key *k, __u64 seed,
+							   __u32 sets)
+{
+	const __u64 *w = (const __u64 *)k;
+	struct roceval_flow_place p;
+	__u64 h = seed;
+
+	for (int i = 0; i < (int)(sizeof(*k) / 8); i++)
+		h = (h ^ w[i]) * 0x9E3779B97F4A7C15ULL;
+	h ^= h >> 29;
+	p.set[0] = (__u32)(((h >> 32) * sets) >> 32);
+	p.set[1] = (__u32)(((h & 0xFFFFFFFFULL) * sets) >> 32);
+	p.tag = (__u16)(h | 1);
+	return p;
+}
 
 /*
  * Sequence state of one PSN space.  A flow carries the requests of one side
@@ -220,6 +267,7 @@ struct roceval_hint_key {
  * whatever order the CPUs get to it, which a lock would not fix either.
  */
 struct roceval_flow {
+	struct roceval_flow_key key;
 	__u32 pmtu;		   /* learned from FIRST/MIDDLE payloads, 0 until then */
 	struct roceval_flow_space req;
 	struct roceval_flow_space resp;
@@ -234,7 +282,7 @@ struct roceval_flow {
 	__u32 nak_t;	    /* when that NAK was seen, ns >> ROCEVAL_LAT_TIME_SHIFT */
 	__u16 hint_window;  /* the PSN window last put in the hints for these requests | 0x8000 */
 	__u16 miss_window;  /* responses: the PSN window of the last whose requests were not found | 0x8000 */
-	__u32 cold;	    /* its slot in the flow_cold array (the flow ring's slot it was created in) */
+	__u32 cold;	    /* its slot, in this array and in flow_cold */
 	__u64 packets;
 	__u64 bytes; /* frame bytes */
 	/* bpf_jiffies64(): the verifier inlines it, where a clock helper is a call per frame */

@@ -73,7 +73,7 @@ enum roceval_severity {
 	X(READ_REREQUEST, "read_rerequest", SEV_ERROR, "IBA 9.7.5.1, 9.9.2",                    \
 	  "READ re-request (no NAK before it) not starting at the PSN after the last response to that READ received in order: earlier asks again for data received, later (up to the READ's LAST response, once seen) skips data (judged where the responses were seen)") \
 	X(FLOW_EVICTED, "flow_evicted", SEV_INFO, "roceval",                                \
-	  "flows dropped from a full flow table (their sequence state was lost)")          \
+	  "flows dropped to make room in a full set of the flow table (their sequence state was lost)")          \
 	X(CNP, "cnp", SEV_INFO, "IBA A17.9.3", "congestion notification packets (opcode 0x81)") \
 	X(ECN_CE, "ecn_ce", SEV_INFO, "RFC 3168, IBA A17.9", "RoCEv2 frames with IP ECN = CE (11)") \
 	X(NAK_PSN, "nak_psn", SEV_INFO, "IBA 9.7.5.2.4", "NAK: PSN sequence error")          \

@@ -178,26 +178,37 @@ def test_uc_and_xrc_are_judged(tmp_path):
 
 
 def test_table_smaller_than_the_flows(tmp_path):
-    # 10 QPs, two packets each, in a table of 4: each new flow past the fourth evicts the oldest.
+    # 10 QPs, two packets each, in a table sized for 4: one set of 8 slots (1.5 a flow, at least
+    # a set), so each new flow past the eighth evicts the oldest
     frames = [req("SEND_ONLY", 1, qp=q, payload=4) for q in range(10)]
     frames += [req("SEND_ONLY", 2, qp=q, payload=4) for q in range(10)]
     r = replay(tmp_path, frames, "--flows", "4", "--top", "100")
-    # first round: 6 evictions; second round: every QP is new again, 10 more
-    assert nonzero_rules(r) == {"flow_evicted": 16}
-    assert len(r["flows"]) == 4
+    # first round: QPs 8 and 9 evict 0 and 1; second round: 0 and 1 are new again and evict
+    # 2 and 3 before their turn, and so on: every QP is new again, 10 more
+    assert nonzero_rules(r) == {"flow_evicted": 12}
+    assert len(r["flows"]) == 8
     assert r["frames"] == r["icrc_ok"] == 20
 
 
+def test_a_table_holds_the_flows_it_is_sized_for(tmp_path):
+    # 3000 QPs in a table sized for 3000: spread over two choices of set, none is crowded out
+    frames = [req("SEND_ONLY", 1, qp=q, payload=4) for q in range(3000)]
+    frames += [req("SEND_ONLY", 2, qp=q, payload=4) for q in range(3000)]
+    r = replay(tmp_path, frames, "--flows", "3000", "--top", "5000")
+    assert nonzero_rules(r) == {}
+    assert len(r["flows"]) == 3000 and {f["packets"] for f in r["flows"]} == {2}
+
+
 def test_a_new_flow_in_an_evicted_flows_slot_starts_clean(tmp_path):
-    # QP 0 breaks rules, then four more flows in a table of 4 evict it: the flow that takes its
-    # slot (and the cold part there) keeps none of its counters
+    # QP 0 breaks rules, then eight more flows in a table of one set evict it: the flow that takes
+    # its slot (and the cold part there) keeps none of its counters
     frames = [req("SEND_ONLY", 1, qp=0, payload=4), req("SEND_ONLY", 1, qp=0, payload=4),
               req("SEND_ONLY", 5, qp=0, payload=4)]
-    frames += [req("SEND_ONLY", 1, qp=q, payload=4) for q in range(1, 5)]
+    frames += [req("SEND_ONLY", 1, qp=q, payload=4) for q in range(1, 9)]
     r = replay(tmp_path, frames, "--flows", "4", "--top", "100")
     assert r["rules"]["flow_evicted"] == 1 and r["rules"]["psn_gap"] == 1
-    assert sorted(f["dqpn"] for f in r["flows"]) == [1, 2, 3, 4]
-    assert [(f["violations"], f["rules"]) for f in r["flows"]] == [(0, {})] * 4
+    assert sorted(f["dqpn"] for f in r["flows"]) == list(range(1, 9))
+    assert [(f["violations"], f["rules"]) for f in r["flows"]] == [(0, {})] * 8
 
 
 def test_flows_sorted_and_limited(tmp_path):

@@ -23,7 +23,7 @@ static int attach_assign(struct roceval_settings *cfg, const char *arg)
 
 	if (!strncmp(arg, "flows=", 6)) {
 		if (!parse_flow_entries(arg + 6, &n))
-			return command_usage_error(&cmd_attach, "%s: expected flow table entries, 1-%u", arg,
+			return command_usage_error(&cmd_attach, "%s: expected a number of flows, 1-%u", arg,
 						   ROCEVAL_MAX_FLOW_ENTRIES);
 		roceval_set_flow_entries(n);
 		return 0;
@@ -131,9 +131,9 @@ const struct command cmd_attach = {
 		"                    (xdp-loader compatible) where it can run, else tc ingress\n"
 		"  -s, --set K=V     a setting, as 'roceval config' takes them; also plain K=V\n"
 		"                    arguments and --KEY VALUE options\n"
-		"      --flows N     flow table entries (also flows=N), fixed while attached;\n"
-		"                    default 65536, about 800 bytes each with the tables sized\n"
-		"                    with it (connections, PSN-window hints)\n\n"
+		"      --flows N     flows the flow table is sized for (also flows=N), fixed\n"
+		"                    while attached; default 65536, about 1 KB each with the\n"
+		"                    tables sized with it (connections, PSN-window hints)\n\n"
 		"Settings (change them later with 'roceval config'):\n" ROCEVAL_SETTINGS(SETTING_HELP_ARG) "\n"
 		"Exit status: 0 attached, 1 it could not be, no such interface included (the reason\n"
 		"is printed; nothing is left behind), 2 bad usage or a bad setting.\n\n"

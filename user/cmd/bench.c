@@ -24,6 +24,7 @@
 #include "cmd.h"
 #include "common.h"
 #include "counters.h"
+#include "flows.h"
 #include "json.h"
 #include "loader.h"
 #include "pktgen.h"
@@ -264,9 +265,13 @@ static int check_flow(const struct roceval_bpf *skel, const struct roceval_flow_
 {
 	struct roceval_flow v;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.flows), key, &v) ||
-	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.flow_cold), &v.cold, c)) {
-		pr_warn("bench flow 0x%x: not in the flow table: %s", key->dqpn, strerror(errno));
+	int err = flow_lookup(bpf_map__fd(skel->maps.flows), bpf_map__fd(skel->maps.flow_sets), skel->rodata->flow_seed,
+			      key, &v);
+
+	if (!err && bpf_map_lookup_elem(bpf_map__fd(skel->maps.flow_cold), &v.cold, c))
+		err = -errno;
+	if (err) {
+		pr_warn("bench flow 0x%x: not in the flow table: %s", key->dqpn, strerror(-err));
 		return -EPROTO;
 	}
 	if (v.packets != want || c->violations) {

@@ -76,7 +76,7 @@ static int replay_option(struct roceval_settings *cfg, struct replay_opts *o, in
 		return 0;
 	case 'f':
 		if (!parse_flow_entries(arg, &o->flow_entries))
-			return command_usage_error(&cmd_replay, "--flows %s: expected 1 to %u table entries", arg,
+			return command_usage_error(&cmd_replay, "--flows %s: expected 1 to %u flows", arg,
 						   ROCEVAL_MAX_FLOW_ENTRIES);
 		return 0;
 	case 's':
@@ -129,7 +129,7 @@ static int collect(struct replay *r, struct replay_result *res)
 		return err;
 	}
 	replay_cm_fds(r, &res->conns_fd, &res->ends_fd, &res->rej_fd);
-	res->nflows = flows_collect(replay_flows_fd(r), replay_flow_cold_fd(r), &res->flows);
+	res->nflows = flows_collect(replay_flows_fd(r), replay_flow_sets_fd(r), replay_flow_cold_fd(r), &res->flows);
 	if (res->nflows < 0) {
 		pr_warn("Couldn't read the flow table: %s", strerror(-res->nflows));
 		return res->nflows;
@@ -167,7 +167,7 @@ static void print_text(const struct replay_result *res, const struct replay_opts
 		printf("note: all %llu ICRCs checked failed, both ways between %s: usually a capture "
 		       "taken before the NIC inserts the ICRC, or a capture path that rewrites "
 		       "frames; the bytes in the file are bad, the fabric may be fine\n",
-		       (unsigned long long)c->total[TOTAL_ICRC_BAD], flow_hosts(&both_ways->key, hosts, sizeof(hosts)));
+		       (unsigned long long)c->total[TOTAL_ICRC_BAD], flow_hosts(&both_ways->val.key, hosts, sizeof(hosts)));
 	if (c->total[TOTAL_SNAPPED])
 		printf("snapped: %llu of the %llu frames were cut by the capture, not on the wire:"
 		       " judged on the bytes kept, ICRC not checked\n",
@@ -261,10 +261,11 @@ const struct command cmd_replay = {
 		"                      flow its \"service\" and \"peer_qpn\", sorted by violations\n"
 		"                      then packets\n"
 		"  -t, --top N         at most N flows in the output (default 20)\n"
-		"  -f, --flows N       flow table entries (default 65536); when the capture has more\n"
-		"                      flows the oldest are evicted and counted in flow_evicted;\n"
-		"                      the RDMA CM connection table holds as many connections\n"
-		"                      (oldest open ones evicted are counted in conn_evicted)\n"
+		"  -f, --flows N       flows the flow table is sized for (default 65536), in sets of\n"
+		"                      8 slots, 1.5 slots a flow; a new flow whose two sets are\n"
+		"                      full evicts the oldest of one, counted in flow_evicted;\n"
+		"                      the RDMA CM connection table holds N connections (oldest\n"
+		"                      open ones evicted are counted in conn_evicted)\n"
 		"  -m, --pmtu N        the path MTU the senders use (settings: pmtu)\n"
 		"  -k, --pkey LIST     allowed P_Keys, comma-separated (settings: pkeys)\n"
 		"  -p, --port N        also validate UDP port N as RoCEv2 (repeatable, up to 4)\n"

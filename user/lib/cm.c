@@ -64,8 +64,8 @@ bool cm_end_lookup(int ends_fd, const __u8 *saddr, const __u8 *daddr, bool ipv6,
 void cm_annotate(int ends_fd, struct flow_entry *e, int n)
 {
 	for (int i = 0; i < n; i++)
-		e[i].has_cm = cm_end_lookup(ends_fd, e[i].key.saddr, e[i].key.daddr, e[i].key.ipv6,
-					    e[i].key.dqpn, &e[i].cm);
+		e[i].has_cm = cm_end_lookup(ends_fd, e[i].val.key.saddr, e[i].val.key.daddr, e[i].val.key.ipv6,
+					    e[i].val.key.dqpn, &e[i].cm);
 }
 
 int cm_rej_read(int rej_fd, __u64 out[ROCEVAL_CM_REJ_SLOTS])

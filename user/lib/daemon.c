@@ -26,6 +26,7 @@
 #include "config.h"
 #include "counters.h"
 #include "daemon.h"
+#include "flows.h"
 #include "latency.h"
 #include "http.h"
 #include "json.h"
@@ -580,21 +581,20 @@ static void tick(struct daemon *d)
 	}
 }
 
-/* Flow table entries, or -1 when there is no table or it cannot be read. */
-static long long flow_count(int flows_fd)
+/* Flows in the table, or -1 when there is no table or it cannot be read. */
+static long long flow_count(int sets_fd)
 {
-	struct roceval_flow_key key, next;
+	struct roceval_flow_set *sets;
 	long long n = 0;
-	void *prev = NULL;
+	int nsets;
 
-	if (flows_fd < 0)
+	if (sets_fd < 0 || (nsets = flow_sets_read(sets_fd, &sets)) < 0)
 		return -1;
-	while (!bpf_map_get_next_key(flows_fd, prev, &next)) {
-		n++;
-		key = next;
-		prev = &key;
-	}
-	return errno == ENOENT ? n : -1;
+	for (int i = 0; i < nsets; i++)
+		for (int w = 0; w < ROCEVAL_FLOW_WAYS; w++)
+			n += sets[i].tag[w] != 0;
+	free(sets);
+	return n;
 }
 
 static long long flow_capacity(int flows_fd)
@@ -632,7 +632,7 @@ static void render_metrics(void *ctx, FILE *f)
 			.prog_id = s->li.prog_id,
 			.attached_since = s->li.attached_since,
 			.c = counters_read(s->li.counters_fd, &c[n]) ? NULL : &c[n],
-			.flows = flow_count(s->li.flows_fd),
+			.flows = flow_count(s->li.flow_sets_fd),
 			.flows_max = flow_capacity(s->li.flows_fd),
 			.cm_rej = cm_rej_read(s->li.cm_rej_fd, rej[n]) ? NULL : rej[n],
 			.latency = s->li.latency_fd < 0 || latency_read(s->li.latency_fd, lat[n]) ? NULL : lat[n],

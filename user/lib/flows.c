@@ -19,17 +19,59 @@ static int by_violations_then_packets(const void *a, const void *b)
 		return x->cold.violations < y->cold.violations ? 1 : -1;
 	if (x->val.packets != y->val.packets)
 		return x->val.packets < y->val.packets ? 1 : -1;
-	return memcmp(&x->key, &y->key, sizeof(x->key));
+	return memcmp(&x->val.key, &y->val.key, sizeof(x->val.key));
 }
 
-int flows_collect(int flows_fd, int cold_fd, struct flow_entry **out)
+int flow_sets_read(int sets_fd, struct roceval_flow_set **out)
 {
-	struct roceval_flow_key key, next;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), *keys, n = 0, batch = 0;
+	struct roceval_flow_set *sets;
+	int err = 0;
+
+	if (bpf_obj_get_info_by_fd(sets_fd, &info, &len))
+		return -errno;
+	keys = calloc(info.max_entries, sizeof(*keys));
+	sets = calloc(info.max_entries, sizeof(*sets));
+	if (!keys || !sets) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (n < info.max_entries) {
+		__u32 count = info.max_entries - n;
+
+		err = bpf_map_lookup_batch(sets_fd, n ? &batch : NULL, &batch, keys + n, sets + n, &count, NULL);
+		n += count;
+		if (err) {
+			/* the last batch ends the array with ENOENT */
+			err = errno == ENOENT ? 0 : -errno;
+			break;
+		}
+	}
+	if (!err && n != info.max_entries)
+		err = -EIO;
+out:
+	free(keys);
+	if (err) {
+		free(sets);
+		return err;
+	}
+	*out = sets;
+	return (int)n;
+}
+
+int flows_collect(int flows_fd, int sets_fd, int cold_fd, struct flow_entry **out)
+{
+	struct roceval_flow_set *sets;
 	struct flow_entry *v = NULL;
 	size_t n = 0, cap = 0;
-	void *prev = NULL;
+	int nsets = flow_sets_read(sets_fd, &sets);
 
-	while (!bpf_map_get_next_key(flows_fd, prev, &next)) {
+	if (nsets < 0)
+		return nsets;
+	for (__u32 slot = 0; slot < (__u32)nsets * ROCEVAL_FLOW_WAYS; slot++) {
+		if (!sets[slot / ROCEVAL_FLOW_WAYS].tag[slot % ROCEVAL_FLOW_WAYS])
+			continue;
 		if (n == cap) {
 			struct flow_entry *grown;
 
@@ -37,36 +79,58 @@ int flows_collect(int flows_fd, int cold_fd, struct flow_entry **out)
 			grown = realloc(v, cap * sizeof(*v));
 			if (!grown) {
 				free(v);
+				free(sets);
 				return -ENOMEM;
 			}
 			v = grown;
 		}
-		/* a flow evicted between the two reads is left out */
-		if (!bpf_map_lookup_elem(flows_fd, &next, &v[n].val) &&
-		    !bpf_map_lookup_elem(cold_fd, &v[n].val.cold, &v[n].cold)) {
-			v[n].key = next;
+		/* a flow evicted since the sets were read shows its successor, or is left out */
+		if (!bpf_map_lookup_elem(flows_fd, &slot, &v[n].val) &&
+		    !bpf_map_lookup_elem(cold_fd, &slot, &v[n].cold) && v[n].val.packets) {
 			n++;
 		}
-		key = next;
-		prev = &key;
 	}
-	if (errno != ENOENT) {
-		int err = -errno;
-
-		free(v);
-		return err;
-	}
+	free(sets);
 	if (n)
 		qsort(v, n, sizeof(*v), by_violations_then_packets);
 	*out = v;
 	return (int)n;
 }
 
+int flow_lookup(int flows_fd, int sets_fd, __u64 seed, const struct roceval_flow_key *key,
+		struct roceval_flow *out)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct roceval_flow_place p;
+
+	if (bpf_obj_get_info_by_fd(sets_fd, &info, &len))
+		return -errno;
+	p = roceval_flow_place(key, seed, info.max_entries);
+	for (int i = 0; i < 2; i++) {
+		struct roceval_flow_set set;
+
+		if (bpf_map_lookup_elem(sets_fd, &p.set[i], &set))
+			return -errno;
+		for (__u32 w = 0; w < ROCEVAL_FLOW_WAYS; w++) {
+			__u32 slot = p.set[i] * ROCEVAL_FLOW_WAYS + w;
+
+			if (set.tag[w] != p.tag)
+				continue;
+			if (bpf_map_lookup_elem(flows_fd, &slot, out))
+				return -errno;
+			if (!memcmp(&out->key, key, sizeof(*key)))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Orders flows by (family, source, destination), so the reverse direction can be searched for. */
 static int by_addresses(const void *a, const void *b)
 {
-	const struct roceval_flow_key *x = &(*(const struct flow_entry *const *)a)->key;
-	const struct roceval_flow_key *y = &(*(const struct flow_entry *const *)b)->key;
+	const struct roceval_flow_key *x = &(*(const struct flow_entry *const *)a)->val.key;
+	const struct roceval_flow_key *y = &(*(const struct flow_entry *const *)b)->val.key;
 	int d = (int)x->ipv6 - (int)y->ipv6;
 
 	if (!d)
@@ -90,9 +154,9 @@ const struct flow_entry *flows_icrc_bad_both_ways(const struct flow_entry *e, in
 			bad[nbad++] = &e[i];
 	qsort(bad, nbad, sizeof(*bad), by_addresses);
 	for (int i = 0; i < nbad && !found; i++) {
-		want.key.ipv6 = bad[i]->key.ipv6;
-		memcpy(want.key.saddr, bad[i]->key.daddr, sizeof(want.key.saddr));
-		memcpy(want.key.daddr, bad[i]->key.saddr, sizeof(want.key.daddr));
+		want.val.key.ipv6 = bad[i]->val.key.ipv6;
+		memcpy(want.val.key.saddr, bad[i]->val.key.daddr, sizeof(want.val.key.saddr));
+		memcpy(want.val.key.daddr, bad[i]->val.key.saddr, sizeof(want.val.key.daddr));
 		if (bsearch(&want_p, bad, nbad, sizeof(*bad), by_addresses))
 			found = bad[i];
 	}
@@ -128,7 +192,7 @@ const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len)
 	char svc[64];
 	size_t n;
 
-	flow_name(&e->key, buf, len);
+	flow_name(&e->val.key, buf, len);
 	n = strlen(buf);
 	if (e->has_cm && n < len)
 		snprintf(buf + n, len - n, " [%s peer qp 0x%x]", cm_service_name(e->cm.service_id, svc, sizeof(svc)),
@@ -164,9 +228,9 @@ void flow_json(struct json_writer *w, const struct flow_entry *e)
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 
 	json_object_begin(w, NULL);
-	json_string(w, "src", addr_str(e->key.saddr, e->key.ipv6, s, sizeof(s)));
-	json_string(w, "dst", addr_str(e->key.daddr, e->key.ipv6, d, sizeof(d)));
-	json_u64(w, "dqpn", e->key.dqpn);
+	json_string(w, "src", addr_str(e->val.key.saddr, e->val.key.ipv6, s, sizeof(s)));
+	json_string(w, "dst", addr_str(e->val.key.daddr, e->val.key.ipv6, d, sizeof(d)));
+	json_u64(w, "dqpn", e->val.key.dqpn);
 	json_u64(w, "packets", e->val.packets);
 	json_u64(w, "bytes", e->val.bytes);
 	json_u64(w, "violations", e->cold.violations);

@@ -9,7 +9,6 @@
 #define ROCEVAL_MAX_FLOW_ENTRIES (1u << 22)
 
 struct flow_entry {
-	struct roceval_flow_key key;
 	struct roceval_flow val;
 	struct roceval_flow_cold cold; /* its counters and latencies (flow_cold[val.cold]) */
 	struct roceval_cm_end cm; /* the connection end this flow goes to, if CM announced it */
@@ -21,7 +20,12 @@ struct flow_entry {
  * violations then packets (most first).  Returns the number of flows (*out
  * to be freed) or -errno.
  */
-int flows_collect(int flows_fd, int cold_fd, struct flow_entry **out);
+int flows_collect(int flows_fd, int sets_fd, int cold_fd, struct flow_entry **out);
+/* Every set of the flow table (*out to be freed): their count, or -errno. */
+int flow_sets_read(int sets_fd, struct roceval_flow_set **out);
+/* The flow of `key`, found where the program would look for it (`seed`: the table's hash key). */
+int flow_lookup(int flows_fd, int sets_fd, __u64 seed, const struct roceval_flow_key *key,
+		struct roceval_flow *out);
 struct json_writer;
 
 /* Samples in the flow's latency histogram: its answers timed, until the first halving (roceval.h). */
@@ -47,7 +51,7 @@ const char *flow_hosts(const struct roceval_flow_key *k, char *buf, size_t len);
 const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len);
 /* flow_name(), then for a CM-learned flow " [tcp/4420 (NVMe-oF) peer qp 0x8d]" */
 const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len);
-/* Flow table entries for the next roceval_open() (default ROCEVAL_DEFAULT_FLOWS): attach, replay. */
+/* Flows the next roceval_open()'s table is sized for (default ROCEVAL_DEFAULT_FLOWS): attach, replay. */
 void roceval_set_flow_entries(__u32 entries);
 /* Parses a --flows value: 1 .. ROCEVAL_MAX_FLOW_ENTRIES. */
 bool parse_flow_entries(const char *s, __u32 *out);

@@ -39,18 +39,20 @@ bool live_stale(const struct live_iface *li)
 			     li->this_netns ? (int)if_nametoindex(li->ifname) : 0);
 }
 
-/* Two optional maps that only work together (a flow table and its cold parts): both, or -1 for both. */
-static void pin_get_pair(const char *ns, const char *ifname, const char *a, const char *b, int *fd_a, int *fd_b)
+/* Optional maps that only work together (a flow table's parts): all, or -1 for all. */
+static void pin_get_group(const char *ns, const char *ifname, const char *const names[], int *const fds[], int n)
 {
-	*fd_a = pin_get_ns(ns, ifname, a);
-	*fd_b = pin_get_ns(ns, ifname, b);
-	if (*fd_a >= 0 && *fd_b >= 0)
-		return;
-	if (*fd_a >= 0)
-		close(*fd_a);
-	if (*fd_b >= 0)
-		close(*fd_b);
-	*fd_a = *fd_b = -1;
+	bool all = true;
+
+	for (int i = 0; i < n; i++) {
+		*fds[i] = pin_get_ns(ns, ifname, names[i]);
+		all &= *fds[i] >= 0;
+	}
+	for (int i = 0; i < n && !all; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
 }
 
 static int live_open_ns(const char *ns, const char *ifname, struct live_iface *out)
@@ -63,7 +65,7 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	out->counters_fd = out->settings_fd = out->flows_fd = out->flow_cold_fd = -1;
+	out->counters_fd = out->settings_fd = out->flows_fd = out->flow_cold_fd = out->flow_sets_fd = -1;
 	out->cm_conns_fd = out->cm_ends_fd = out->cm_rej_fd = out->latency_fd = -1;
 	out->trace_rbs_fd = out->trace_filters_fd = -1;
 	if ((err = live_init()))
@@ -106,8 +108,10 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 		goto fail;
 	}
 	/* optional maps: -1 when this build of the object has none */
-	pin_get_pair(ns, ifname, "flows", "flow_cold", &out->flows_fd, &out->flow_cold_fd);
-	pin_get_pair(ns, ifname, "trace_rbs", "trace_filters", &out->trace_rbs_fd, &out->trace_filters_fd);
+	pin_get_group(ns, ifname, (const char *const[]){ "flows", "flow_sets", "flow_cold" },
+		      (int *const[]){ &out->flows_fd, &out->flow_sets_fd, &out->flow_cold_fd }, 3);
+	pin_get_group(ns, ifname, (const char *const[]){ "trace_rbs", "trace_filters" },
+		      (int *const[]){ &out->trace_rbs_fd, &out->trace_filters_fd }, 2);
 	out->cm_conns_fd = pin_get_ns(ns, ifname, "cm_conns");
 	out->cm_ends_fd = pin_get_ns(ns, ifname, "cm_ends");
 	out->cm_rej_fd = pin_get_ns(ns, ifname, "cm_rej_reasons");
@@ -251,8 +255,8 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 
 void live_close(struct live_iface *li)
 {
-	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->flow_cold_fd, &li->trace_rbs_fd,
-		       &li->trace_filters_fd, &li->cm_conns_fd, &li->cm_ends_fd, &li->cm_rej_fd, &li->latency_fd };
+	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->flow_cold_fd, &li->flow_sets_fd,
+		       &li->trace_rbs_fd, &li->trace_filters_fd, &li->cm_conns_fd, &li->cm_ends_fd, &li->cm_rej_fd, &li->latency_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

@@ -57,6 +57,7 @@ struct live_iface {
 	int settings_fd;
 	int flows_fd;	 /* -1 when the object has no flow table */
 	int flow_cold_fd; /* its cold part (roceval.h), -1 with it */
+	int flow_sets_fd; /* its sets (roceval.h), -1 with it */
 	/* -1 both when the object predates several traces at once */
 	int trace_rbs_fd;     /* slot -> the ring buffer of the trace in it */
 	int trace_filters_fd; /* slot -> struct roceval_trace_filter */

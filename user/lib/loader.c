@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -21,19 +22,31 @@ void roceval_set_flow_entries(__u32 entries)
 	flow_entries = entries;
 }
 
-/* Each table and its eviction ring are sized together; the program reads the sizes from rodata. */
-static void size_tables(struct roceval_bpf *skel)
+/*
+ * The flow table and its cold part have a slot per set and way; the tables
+ * sized with it (connections, hints) an entry per flow.  The program reads
+ * the sizes from rodata.
+ */
+static int size_tables(struct roceval_bpf *skel, bool live)
 {
-	bpf_map__set_max_entries(skel->maps.flows, flow_entries);
-	bpf_map__set_max_entries(skel->maps.flow_ring, flow_entries);
-	bpf_map__set_max_entries(skel->maps.flow_cold, flow_entries);
-	skel->rodata->flow_capacity = flow_entries;
+	__u32 sets = roceval_flow_sets(flow_entries);
+
+	bpf_map__set_max_entries(skel->maps.flows, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.flow_cold, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.flow_sets, sets);
+	skel->rodata->flow_set_count = sets;
+	if (live && getrandom(&skel->rodata->flow_seed, sizeof(skel->rodata->flow_seed), 0) !=
+			    sizeof(skel->rodata->flow_seed)) {
+		pr_warn("Couldn't key the flow table's hash: %s", strerror(errno));
+		return -1;
+	}
 	bpf_map__set_max_entries(skel->maps.cm_conns, flow_entries);
 	bpf_map__set_max_entries(skel->maps.conn_ring, flow_entries);
 	bpf_map__set_max_entries(skel->maps.cm_ends, 2 * flow_entries);
 	/* a request flow holds one hint at a time (its current PSN window) */
 	bpf_map__set_max_entries(skel->maps.req_hints, flow_entries);
 	skel->rodata->conn_capacity = flow_entries;
+	return 0;
 }
 
 struct roceval_bpf *roceval_open(unsigned int what, bool frags)
@@ -56,7 +69,10 @@ struct roceval_bpf *roceval_open(unsigned int what, bool frags)
 		bpf_program__set_flags(skel->progs.roceval_xdp_nic,
 				       bpf_program__flags(skel->progs.roceval_xdp_nic) | BPF_F_XDP_HAS_FRAGS);
 	}
-	size_tables(skel);
+	if (size_tables(skel, what & (LOAD_LIVE | LOAD_LIVE_NIC | LOAD_TC))) {
+		roceval_bpf__destroy(skel);
+		return NULL;
+	}
 	return skel;
 }
 

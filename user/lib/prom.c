@@ -73,7 +73,7 @@ static void write_info(FILE *f, const struct prom_iface *ifs, int n, double star
 		fprintf(f, "} %lld\n", ifs[i].flows);
 	}
 	family(f, "roceval_flows_max", "gauge",
-	       "size of the flow table; when full the oldest flow is evicted");
+	       "slots in the flow table; a new flow whose two sets are full evicts the oldest flow of one");
 	for (int i = 0; i < n; i++) {
 		if (ifs[i].flows_max < 0)
 			continue;

@@ -34,7 +34,7 @@ struct prom_iface {
 	__u32 prog_id;
 	time_t attached_since;
 	const struct roceval_counters *c; /* NULL: counters unreadable, no samples */
-	long long flows, flows_max;	  /* flow table entries and size; -1: unknown */
+	long long flows, flows_max;	  /* flows in the flow table and its slots; -1: unknown */
 	const __u64 *cm_rej;		  /* ROCEVAL_CM_REJ_SLOTS counts; NULL: unreadable, no samples */
 	const struct roceval_latency_hist *latency; /* LAT__COUNT histograms; NULL: none */
 };

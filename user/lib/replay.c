@@ -138,6 +138,11 @@ int replay_flows_fd(struct replay *r)
 	return bpf_map__fd(r->skel->maps.flows);
 }
 
+int replay_flow_sets_fd(struct replay *r)
+{
+	return bpf_map__fd(r->skel->maps.flow_sets);
+}
+
 int replay_flow_cold_fd(struct replay *r)
 {
 	return bpf_map__fd(r->skel->maps.flow_cold);

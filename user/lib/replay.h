@@ -24,6 +24,7 @@ int replay_flush(struct replay *r);
 int replay_counters(struct replay *r, struct roceval_counters *out);
 int replay_counters_fd(struct replay *r);
 int replay_flows_fd(struct replay *r);
+int replay_flow_sets_fd(struct replay *r);
 int replay_flow_cold_fd(struct replay *r); /* each flow's cold part (roceval.h) */
 int replay_latency_fd(struct replay *r);
 /* The RDMA CM maps: connections, connection ends, REJ reasons (-1 where there are none). */

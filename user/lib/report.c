@@ -204,7 +204,7 @@ int stats_report(const struct live_iface *li, const struct stats_report *r, bool
 	int nflows = 0;
 
 	if (r->top && li->flows_fd >= 0) {
-		nflows = flows_collect(li->flows_fd, li->flow_cold_fd, &flows);
+		nflows = flows_collect(li->flows_fd, li->flow_sets_fd, li->flow_cold_fd, &flows);
 		if (nflows < 0) {
 			pr_warn("%s: Couldn't read the flow table: %s", li->ifname, strerror(-nflows));
 			return nflows;

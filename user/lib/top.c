@@ -192,7 +192,7 @@ static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int
 static int top_build_flows(struct top_screen *sc, const struct live_iface *li, int rows)
 {
 	struct flow_entry *e = NULL;
-	int n = flows_collect(li->flows_fd, li->flow_cold_fd, &e);
+	int n = flows_collect(li->flows_fd, li->flow_sets_fd, li->flow_cold_fd, &e);
 
 	if (n < 0)
 		return n;
