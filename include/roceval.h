@@ -283,6 +283,7 @@ struct roceval_flow {
 	__u16 hint_window;  /* the PSN window last put in the hints for these requests | 0x8000 */
 	__u16 miss_window;  /* responses: the PSN window of the last whose requests were not found | 0x8000 */
 	__u32 cold;	    /* its slot, in this array and in flow_cold */
+	__u32 answered_slot; /* responses: the slot of the request flow they answered in answered_window */
 	__u64 packets;
 	__u64 bytes; /* frame bytes */
 	/* bpf_jiffies64(): the verifier inlines it, where a clock helper is a call per frame */
@@ -294,6 +295,7 @@ struct roceval_flow {
 	__u32 read_from;
 	__u32 read_next;
 	__u32 read_end;
+	__u16 answered_window; /* responses: the PSN window of answered_slot | 0x8000, 0 if none */
 };
 
 struct roceval_flow_cold {
