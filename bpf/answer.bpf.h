@@ -126,6 +126,19 @@ static __always_inline bool answer_plausible(const struct frame_info *fi, const 
 					 (next - 1 + ahead) & ROCE_PSN_MASK);
 }
 
+/*
+ * A response's time, read once and only when it answers a timed request (or
+ * is a NAK): live it is a helper call, and on a one-way mirror most
+ * responses answer nothing roceval saw.
+ */
+static __always_inline void answer_clock(struct roceval_scratch *s, struct roceval_counters *cnt)
+{
+	if (s->clocked)
+		return;
+	s->clocked = true;
+	frame_clock(s, cnt);
+}
+
 static __always_inline void answer_count(struct roceval_flow *r, __u32 kind, __u32 ticks)
 {
 	__u32 b = latency_record(kind, ticks);
@@ -149,12 +162,24 @@ static __always_inline void answer_count(struct roceval_flow *r, __u32 kind, __u
  * response stream an ACK (not a READ response) goes past is no longer where
  * a re-request starts.
  */
-static __always_inline void answer_ack(const struct roceval_scratch *s, struct roceval_flow *r, bool read_resp)
+static __always_inline void answer_ack(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *r,
+				       bool read_resp)
 {
 	__u32 psn = s->fi.psn;
+	bool timed = false;
 
 	if (!read_resp && (r->read_next & ROCEVAL_RETX_HELD) && !psn_ahead(r->read_next & ROCE_PSN_MASK, psn))
 		r->read_next = 0;
+
+	for (int i = 0; i < ROCEVAL_RETX_SLOTS; i++) {
+		__u32 bits = r->retx[i].psn_bits;
+
+		if ((bits & (ROCEVAL_RETX_WAITING | ROCEVAL_RETX_READ)) == ROCEVAL_RETX_WAITING &&
+		    !psn_ahead(bits & ROCE_PSN_MASK, psn))
+			timed = true;
+	}
+	if (timed)
+		answer_clock(s, cnt);
 
 	for (int i = 0; i < ROCEVAL_RETX_SLOTS; i++) {
 		struct roceval_retx_slot *slot = &r->retx[i];
@@ -172,7 +197,7 @@ static __always_inline void answer_ack(const struct roceval_scratch *s, struct r
  * The first response of a READ: FIRST or ONLY carries the READ's own PSN,
  * which is all the slot matches (a LAST carries a PSN the READ consumed).
  */
-static __always_inline void answer_read(const struct roceval_scratch *s, struct roceval_flow *r)
+static __always_inline void answer_read(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *r)
 {
 	struct roceval_retx_slot *slot = &r->retx[s->fi.psn & (ROCEVAL_RETX_SLOTS - 1)];
 	__u32 want = s->fi.psn | ROCEVAL_RETX_WAITING | ROCEVAL_RETX_READ;
@@ -180,6 +205,7 @@ static __always_inline void answer_read(const struct roceval_scratch *s, struct 
 	if ((slot->psn_bits & (ROCE_PSN_MASK | ROCEVAL_RETX_WAITING | ROCEVAL_RETX_READ)) != want)
 		return;
 	slot->psn_bits &= ~ROCEVAL_RETX_WAITING;
+	answer_clock(s, cnt);
 	if (s->timed)
 		answer_count(r, LAT_READ, s->now_t - slot->sent_t);
 }

@@ -163,7 +163,8 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 
 	if (!x)
 		return;
-	frame_clock(s, cnt);
+	s->timed = false;
+	s->clocked = false;
 	r = answer_remembered(fi, f);
 	by_cm = 0;
 	if (!r || !answer_plausible(fi, r)) {
@@ -179,15 +180,16 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 		}
 	}
 	if (s->rules & RETX_NAK_RULES) {
+		answer_clock(s, cnt);
 		retx_nak(s, cnt, r, by_cm);
 		return;
 	}
 	if (op->family == FAM_READ_RESP) {
-		answer_read(s, r);
+		answer_read(s, cnt, r);
 		answer_read_stream(r, fi->psn, op->position);
 	}
 	if (fi->has_aeth && !(fi->aeth >> 29)) /* syndrome 000xxxxx: an ACK */
-		answer_ack(s, r, op->family == FAM_READ_RESP);
+		answer_ack(s, cnt, r, op->family == FAM_READ_RESP);
 }
 
 /* Message sequence in one space: FIRST MIDDLE* LAST, or ONLY. */
@@ -334,7 +336,8 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 
 		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC) {
 			/* read only where a time is kept or compared: live it is a helper call */
-			frame_clock(s, cnt);
+			if (duplicate || latency_due(s, cnt, cfg))
+				frame_clock(s, cnt);
 			if (duplicate) {
 				retx_resent(s, cnt, f);
 			} else {

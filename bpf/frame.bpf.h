@@ -36,16 +36,17 @@ static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, 
 }
 
 /*
- * The first `n` bytes of a frame from its linear head, where the program
- * may read them in place: word by word, each read proven against the head's
- * end as the verifier requires.  Inline loads cost less than a call to the
- * load helper (README, "Performance").
- * False when the head holds fewer (a tc frame split across pages): the
- * caller then loads with the helper.  Only the copy is read in place: the
- * verifier forgets what a packet pointer was proven to reach as soon as a
- * variable offset (a VLAN tag, the IHL, an xTH) is added to it.
+ * The first `n` bytes of the frame at `base` (a replay batch's record; a
+ * live frame is at 0) from the linear head, where the program may read them
+ * in place: word by word, each read proven against the head's end as the
+ * verifier requires.  Inline loads cost less than a call to the load helper
+ * (README, "Performance").  False when the head holds fewer (a tc frame
+ * split across pages, a batch's records past its first page): the caller
+ * then loads with the helper.  Only the copy is read in place: the verifier
+ * forgets what a packet pointer was proven to reach as soon as a variable
+ * offset (a VLAN tag, the IHL, an xTH) is added to it.
  */
-static __always_inline bool frame_head_copy(void *ctx, bool tc, __u8 *to, __u32 n)
+static __always_inline bool frame_head_copy(void *ctx, bool tc, __u32 base, __u8 *to, __u32 n)
 {
 	__u8 *data, *end;
 	__u32 i, done;
@@ -57,6 +58,9 @@ static __always_inline bool frame_head_copy(void *ctx, bool tc, __u8 *to, __u32 
 		data = (__u8 *)(long)((struct xdp_md *)ctx)->data;
 		end = (__u8 *)(long)((struct xdp_md *)ctx)->data_end;
 	}
+	if (base > ROCEVAL_BATCH_BYTES)
+		return false;
+	data += base;
 #pragma unroll
 	for (i = 0; i < ROCEVAL_L2L4_MAX / 8; i++) {
 		if (8 * (i + 1) > n || data + 8 * (i + 1) > end)
@@ -136,6 +140,8 @@ struct roceval_scratch {
 	__u32 icrc_at;	 /* datagram offset of the ICRC when buf holds the whole datagram, else 0 */
 	__u32 now_t;	 /* a reliable request's or response's time, ns >> ROCEVAL_LAT_TIME_SHIFT */
 	bool timed;	 /* now_t holds the frame's time (frame_clock) */
+	bool clocked;	 /* a response's time was read (answer_clock) */
+	__u32 latency_tick; /* latency_sample countdown, per CPU */
 	__u64 nic_stamp; /* the NIC's receive timestamp of the frame (roceval_xdp_nic), 0 if none */
 };
 

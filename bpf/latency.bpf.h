@@ -61,6 +61,26 @@ static __always_inline void frame_clock(struct roceval_scratch *s, struct roceva
 	s->now_t = ns >> ROCEVAL_LAT_TIME_SHIFT;
 }
 
+/*
+ * Whether a new request is timed: always where its time costs nothing (a
+ * replay's capture time, the NIC's stamp), else one in latency_sample per
+ * CPU, the kernel's clock being a helper call a request.  One not timed is
+ * held as untimed (s->timed false): its answer gives no latency.
+ */
+static __always_inline bool latency_due(struct roceval_scratch *s, struct roceval_counters *cnt,
+					const struct roceval_settings *cfg)
+{
+	if (replay_clock || s->nic_stamp || nic_clock || cfg->latency_sample <= 1)
+		return true;
+	if (++s->latency_tick < cfg->latency_sample) {
+		s->timed = false;
+		cnt->total[TOTAL_LATENCY_SKIPPED]++;
+		return false;
+	}
+	s->latency_tick = 0;
+	return true;
+}
+
 /* Whether `ticks` is a time difference backwards (see ROCEVAL_LAT_BUCKETS). */
 static __always_inline bool latency_backwards(__u32 ticks)
 {

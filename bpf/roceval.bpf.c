@@ -258,8 +258,7 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	barrier_var(n);
 	if (n < ETH_HLEN || n > ROCEVAL_L2L4_MAX)
 		return XDP_PASS;
-	/* base 0: a live frame; a replayed one is a record in its batch */
-	if ((base || !frame_head_copy(ctx, tc, s->l2l4, n)) && frame_load(ctx, tc, base, s->l2l4, n))
+	if (!frame_head_copy(ctx, tc, base, s->l2l4, n) && frame_load(ctx, tc, base, s->l2l4, n))
 		return XDP_PASS;
 	if (!parse_l2l4(s->l2l4, n, cfg, li))
 		return XDP_PASS;

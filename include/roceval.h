@@ -121,6 +121,7 @@ struct roceval_settings {
 	__u32 trace_rate;  /* samples per second and trace (token bucket refill) */
 	__u32 trace_burst; /* token bucket depth */
 	__u32 conn_idle;   /* seconds a CM-learned connection may idle before it expires; 0: never */
+	__u32 latency_sample; /* time 1 of every N new requests with the kernel's clock; 0 and 1 mean all */
 };
 
 #define ROCEVAL_ANY_QPN 0xFFFFFFFFu

@@ -170,6 +170,8 @@ enum roceval_rule {
 	  "reliable-connection requests and responses timed by the NIC's receive timestamp (native XDP, kernel 6.3+, the driver's receive timestamping on)") \
 	X(UNTIMED, "untimed", "timed_frames", "clock=\"none\"",                              \
 	  "reliable-connection requests and responses the NIC did not stamp after it had stamped others: not timed, the kernel's clock being another time base") \
+	X(LATENCY_SKIPPED, "latency_skipped", "timed_frames", "clock=\"skipped\"",          \
+	  "new reliable-connection requests not timed because of latency_sample (the kernel's clock only): their answers give no latency") \
 	X(TRACE_SAMPLES, "trace_samples", "trace_frames", "result=\"sampled\"",             \
 	  "violating frames sent to a running trace")                                     \
 	X(TRACE_SKIPPED, "trace_skipped", "trace_frames", "result=\"skipped\"",             \

@@ -116,13 +116,13 @@ def xdp_prog_id(ns):
     return json.loads(out)[0].get("xdp", {}).get("prog", {}).get("id")
 
 
-def live_stats(netns, tmp_path, frames, while_attached=None):
-    """Attaches roceval to netns's receiving end, sends frames from the other end on one CPU, and
-    returns stats --json once it counted them all (10 s at most), with what while_attached()
-    returned before the detach."""
+def live_stats(netns, tmp_path, frames, while_attached=None, settings=()):
+    """Attaches roceval to netns's receiving end with settings (KEY=VALUE), sends frames from the
+    other end on one CPU, and returns stats --json once it counted them all (10 s at most), with
+    what while_attached() returned before the detach."""
     import roce
 
-    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    run("attach", netns.if_rx, *settings, netns=netns.rx, check=True)
     try:
         send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "live.pcap", frames), one_cpu=True)
         deadline = time.monotonic() + 10

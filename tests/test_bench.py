@@ -7,12 +7,12 @@ import pytest
 from conftest import run
 
 FIELDS = ["payload", "family", "baseline_ns", "headers_ns", "full_ns", "zlib_ns", "icrc_vs_zlib",
-          "headers_over_baseline_ns", "steady_baseline_ns", "steady_headers_ns", "steady_full_ns",
+          "headers_over_baseline_ns", "steady_read", "steady_baseline_ns", "steady_headers_ns", "steady_full_ns",
           "steady_icrc_vs_zlib", "steady_headers_over_baseline_ns", "icrc_sample_ns"]
-FLOW_FIELDS = ["flows", "payload", "family", "steady_baseline_ns", "steady_headers_ns",
+FLOW_FIELDS = ["flows", "payload", "family", "steady_read", "steady_baseline_ns", "steady_headers_ns",
                "steady_headers_over_baseline_ns"]
-ANSWERED_FIELDS = ["answered", "payload", "family", "steady_baseline_ns", "steady_headers_ns",
-                   "steady_headers_over_baseline_ns", "ack_over_baseline_ns"]
+ANSWERED_FIELDS = ["answered", "payload", "family", "steady_read", "steady_baseline_ns",
+                   "steady_headers_ns", "steady_headers_over_baseline_ns", "ack_over_baseline_ns"]
 
 
 def test_bench_json():
@@ -20,7 +20,7 @@ def test_bench_json():
     # counted on its flow) and fails otherwise: exit 0 says the steady figures are what they claim.
     res = run("bench", "--json", "--repeat", "20", "--rounds", "3", check=True)
     lines = [json.loads(line) for line in res.stdout.splitlines()]
-    rows, sweep, answered = lines[:8], lines[8:11], lines[11:]
+    rows, sweep, answered, clock = lines[:8], lines[8:11], lines[11:12], lines[12:]
     assert [(r["payload"], r["family"]) for r in rows] == \
         [(p, f) for p in (0, 256, 1024, 4096) for f in ("ipv4", "ipv6")]
     for r in rows:
@@ -36,19 +36,27 @@ def test_bench_json():
             r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.15)
         assert list(r["icrc_sample_ns"]) == ["1", "2", "8", "64"]
         assert r["icrc_sample_ns"]["1"] == r["steady_full_ns"]
+    # batches of small frames fit the test run's linear buffer: read in place, as live
+    assert [r["steady_read"] for r in rows] == ["in_place"] * 4 + ["helper"] * 4
     assert [(r["flows"], r["payload"], r["family"]) for r in sweep] == \
         [(1, 256, "ipv4"), (1024, 256, "ipv4"), (65536, 256, "ipv4")]
     for r in sweep:
         assert list(r) == FLOW_FIELDS
+        assert r["steady_read"] == "in_place"
         assert r["steady_headers_over_baseline_ns"] == pytest.approx(
             r["steady_headers_ns"] - r["steady_baseline_ns"], abs=0.15)
     # requests each answered by an ACK matched to it (the bench fails if one is not)
     [a] = answered
     assert list(a) == ANSWERED_FIELDS
-    assert (a["answered"], a["payload"], a["family"]) == ("ack", 256, "ipv4")
+    assert (a["answered"], a["payload"], a["family"], a["steady_read"]) == ("ack", 256, "ipv4", "in_place")
     assert a["ack_over_baseline_ns"] == pytest.approx(
         2 * a["steady_headers_over_baseline_ns"] - sweep[0]["steady_headers_over_baseline_ns"],
         abs=0.5)
+    # the kernel's clock on a new request: a figure, of either sign on a noisy machine
+    [c] = clock
+    assert list(c) == ["clock", "payload", "family", "request_timed_ns"]
+    assert (c["clock"], c["payload"], c["family"]) == ("kernel", 256, "ipv4")
+    assert isinstance(c["request_timed_ns"], float)
     assert res.stderr == ""
 
 
@@ -70,7 +78,8 @@ def test_bench_table():
     steady = lines.index(next(line for line in lines[head + 9:]
                               if line.lstrip().startswith("payload")))
     assert lines[steady].split() == ["payload", "family", "frame", "baseline", "headers", "full",
-                                     "icrc/zlib", "hdr-base", "sample2", "sample8", "sample64"]
+                                     "icrc/zlib", "hdr-base", "sample2", "sample8", "sample64",
+                                     "read"]
     rows = [line.split() for line in lines[steady + 1:steady + 9]]
     assert [(r[0], r[1], int(r[2])) for r in rows] == \
         [(p, f, n) for (p, f), n in zip([(p, f) for p in ("0", "256", "1024", "4096")
@@ -78,12 +87,15 @@ def test_bench_table():
                                         [62, 82, 314, 334, 1082, 1102, 4154, 4174])]
     for r in rows:
         assert float(r[7]) == pytest.approx(float(r[4]) - float(r[3]), abs=0.15)
+    assert [r[11] for r in rows] == ["in_place"] * 4 + ["helper"] * 4
     flows = lines.index(next(line for line in lines if line.lstrip().startswith("flows")))
     assert [line.split()[0] for line in lines[flows + 1:flows + 4]] == ["1", "1024", "65536"]
     answered = lines.index(next(line for line in lines if "answered by an ACK" in line))
     assert lines[answered + 1].split() == ["baseline", "headers", "hdr-base", "ack-base"]
     base, headers, hdr, ack = map(float, lines[answered + 2].split())
     assert hdr == pytest.approx(headers - base, abs=0.15)
+    clock = lines.index(next(line for line in lines if line.startswith("Timing a new request")))
+    assert lines[clock + 1].startswith("against never): ") and lines[clock + 1].endswith(" ns a request")
 
 
 def test_bench_live_json():

@@ -17,7 +17,7 @@ import roce
 from conftest import live_stats, nonzero_rules, pin_dir, replay, run
 
 # the totals that say which clock timed the frames, in the order of the total table
-CLOCKS = ("timed_capture", "timed_kernel", "timed_nic", "untimed")
+CLOCKS = ("timed_capture", "timed_kernel", "timed_nic", "untimed", "latency_skipped")
 
 US = 1e-6
 NAK_PSN_SEQ = 0x60
@@ -168,6 +168,23 @@ def test_acks_without_their_requests_time_nothing(tmp_path):
     r = timed(tmp_path, frames, cm=False, conn=c)
     assert r["latency"]["ack"]["count"] == 0
     assert nonzero_rules(r) == {}
+    # nor is their own time taken: live, that is a clock read for nothing
+    assert [r[k] for k in CLOCKS] == [0, 0, 0, 0, 0]
+
+
+def test_an_ack_answering_nothing_new_takes_no_time(tmp_path):
+    # the ACK repeated finds its request flow, but no request waiting: not timed, as live that
+    # would be a clock read for nothing; a READ response answers its READ and takes one
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = [(0, c.to_b("SEND_ONLY", p, 64)), (2 * US, c.to_a("ACKNOWLEDGE", p)),
+              (3 * US, c.to_a("ACKNOWLEDGE", p)),
+              (4 * US, c.to_b("RDMA_READ_REQUEST", p + 1, 0, dmalen=64)),
+              (6 * US, c.to_a("RDMA_READ_RESPONSE_ONLY", p + 1, 64))]
+    r = timed(tmp_path, frames, cm=False, conn=c)
+    assert {k: v["count"] for k, v in r["latency"].items()} == \
+        {"ack": 1, "read": 1, "nak_retx": 0, "rnr_retry": 0}
+    assert [r[k] for k in CLOCKS] == [4, 0, 0, 0, 0]
 
 
 def test_answers_are_found_after_a_lost_first_request(tmp_path):
@@ -322,16 +339,34 @@ def test_live_latency_counts_as_replay(netns, tmp_path):
     timed = 8
     r = replay(tmp_path, frames)
     assert {k: v["count"] for k, v in r["latency"].items()} == expected
-    assert [r[k] for k in CLOCKS] == [timed, 0, 0, 0]
+    assert [r[k] for k in CLOCKS] == [timed, 0, 0, 0, 0]
     st, status = live_stats(netns, tmp_path, frames, lambda: json.loads(
         run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout))
     assert {k: v["count"] for k, v in st["latency"].items()} == expected
     assert sum(b["count"] for b in st["latency"]["ack"]["buckets"]) == 4
     assert st["retransmission"]["packets"] == 0
     # native XDP on veth: the program asks the NIC, and veth never stamps a frame
-    assert [st[k] for k in CLOCKS] == [0, timed, 0, 0]
+    assert [st[k] for k in CLOCKS] == [0, timed, 0, 0, 0]
     status = status[0] if isinstance(status, list) else status
     assert (status["latency_clock"], status["nic_timestamps"], status["mode"]) == ("kernel", True, "native")
+
+
+def test_latency_sample_times_one_new_request_in_n_live(netns, tmp_path):
+    # live, the kernel's clock costs a helper call a request: latency_sample=4 times the 4th and
+    # the 8th SEND, and only their ACKs read the clock; a replay's time is free, so all are timed
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = c.handshake()
+    for i in range(8):
+        frames += [c.to_b("SEND_ONLY", p + i, 64), c.to_a("ACKNOWLEDGE", p + i)]
+    r = replay(tmp_path, frames, "--set", "latency_sample=4")
+    assert r["latency"]["ack"]["count"] == 8
+    assert [r[k] for k in CLOCKS] == [16, 0, 0, 0, 0]
+    st, _ = live_stats(netns, tmp_path, frames, settings=["latency_sample=4"])
+    assert st["latency"]["ack"]["count"] == 2
+    assert [st[k] for k in CLOCKS] == [0, 4, 0, 0, 6]
+    # what is not timed is judged as the replay judged it
+    assert nonzero_rules(st) == nonzero_rules(r)
 
 
 @pytest.mark.parametrize("mode", ["native", "generic", "tc"])

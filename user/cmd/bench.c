@@ -9,6 +9,8 @@
  * established flow's steady path, the next PSN each time, needs a new
  * frame per run: those go in replay batches of frames with consecutive
  * PSNs (and so their own ICRCs), timed per batch and divided by its frames.
+ * What a replay cannot show, the kernel's clock an attached program reads,
+ * is timed through the live program, a frame a test run.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +40,13 @@ extern const struct command cmd_bench;
 #define SAMPLE_NEVER "1000000000"
 /* The steady flows' DestQPs: apart from the single-frame runs' (1-8). */
 #define STEADY_QPN 0x800000
+/* The flow the kernel's clock is timed on: apart from both. */
+#define CLOCK_QPN 0xC00000
+/*
+ * Frames a round of the clock's figures: a test run each, which the kernel
+ * times to the nanosecond, so these are averaged.
+ */
+#define CLOCK_FRAMES 4096
 /* The frame of the flow-count sweep: RC SEND_ONLY, 256 bytes, IPv4 (frames[2]). */
 #define SWEEP_FRAME 2
 /* The ACK answering each SEND of the answered stream: frames[0], from the responder. */
@@ -99,16 +108,47 @@ static void batch_put(struct batch *b, size_t *off, const struct frame *f)
 	b->n++;
 }
 
+/*
+ * A test run keeps the first 4096 - 256 (headroom) - sizeof(struct
+ * skb_shared_info) bytes of its input in one linear buffer and the rest in
+ * pages of fragments.  A record in the linear part is read in place, as an
+ * attached program reads every frame; past it, with the load helper, as
+ * most of a replay's records are.
+ */
+#define BATCH_LINEAR 3072
+
+/*
+ * Whether batches of records of this size stay in the linear part, so their
+ * frames are read in place: when it holds 4 records or more (frames of up
+ * to 256 bytes of payload here).  Larger frames go in full batches, read
+ * with the helper, since one-frame batches would time the test run's cold
+ * caches more than the frame.
+ */
+static bool record_in_place(size_t record)
+{
+	return 4 * record <= BATCH_LINEAR;
+}
+
+static const char *read_mode(size_t record)
+{
+	return record_in_place(record) ? "in_place" : "helper";
+}
+
+/* A record of the stream: a frame, or a request and its ACK, which go in one batch together. */
+static size_t stream_record(const struct stream *st)
+{
+	return (st->ack ? 2 : 1) * ROCEVAL_REC_HDR + st->f.len + (st->ack ? st->ack->len : 0);
+}
+
 /* The next frames of the stream, at most `max`, as one replay batch. */
 static void batch_fill(struct batch *b, struct stream *st, __u64 max)
 {
 	struct frame *f = &st->f;
-	/* a request and its ACK go in one batch together */
 	unsigned int per = st->ack ? 2 : 1;
-	size_t off = 4, room = per * ROCEVAL_REC_HDR + f->len + (st->ack ? st->ack->len : 0);
+	size_t off = 4, room = stream_record(st), cap = record_in_place(room) ? BATCH_LINEAR : sizeof(b->data);
 
 	b->n = 0;
-	while (b->n + per <= ROCEVAL_BATCH_MAX_FRAMES && b->n < max && off + room <= sizeof(b->data)) {
+	while (b->n + per <= ROCEVAL_BATCH_MAX_FRAMES && b->n < max && off + room <= cap) {
 		__u64 g = st->sent++;
 		__u32 psn = (1 + g / st->flows) & ROCE_PSN_MASK;
 
@@ -149,6 +189,35 @@ static int run_stream(int prog_fd, struct batch *b, struct stream *st, __u64 fra
 		done += b->n;
 	}
 	*ns = (double)dur / done;
+	return 0;
+}
+
+/*
+ * Average ns per frame over the next `frames` frames of the stream, a test
+ * run each of the live program (caches go cold between runs: only a
+ * difference of two such figures means anything).
+ */
+static int run_frames(int prog_fd, struct stream *st, unsigned int frames, double *ns)
+{
+	struct frame *f = &st->f;
+	__u64 dur = 0;
+
+	for (unsigned int i = 0; i < frames; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len, .repeat = 1);
+		__u64 g = st->sent++;
+
+		frame_seq(f, st->qpn + g % st->flows, (1 + g / st->flows) & ROCE_PSN_MASK);
+		if (bpf_prog_test_run_opts(prog_fd, &opts)) {
+			pr_warn("Couldn't run the XDP program: %s", strerror(errno));
+			return -errno;
+		}
+		if (opts.retval != XDP_PASS) {
+			pr_warn("bench frame of %zu bytes was not passed (XDP action %u)", f->len, opts.retval);
+			return -EPROTO;
+		}
+		dur += opts.duration;
+	}
+	*ns = (double)dur / frames;
 	return 0;
 }
 
@@ -197,13 +266,15 @@ static double zlib_ns(const struct frame *f, unsigned int repeat)
 	return (cpu_ns() - t0) / repeat;
 }
 
-static int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const char *n)
+/* The defaults with icrc_sample and latency_sample as given. */
+static int set_sampling(int settings_fd, struct roceval_settings *cfg, const char *icrc, const char *latency)
 {
 	char err[128];
 	int ret;
 
 	settings_defaults(cfg);
-	if (settings_set(cfg, "icrc_sample", n, err, sizeof(err))) {
+	if (settings_set(cfg, "icrc_sample", icrc, err, sizeof(err)) ||
+	    settings_set(cfg, "latency_sample", latency, err, sizeof(err))) {
 		pr_warn("%s", err);
 		return -EINVAL;
 	}
@@ -211,6 +282,11 @@ static int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const 
 	if (ret)
 		pr_warn("Couldn't write the settings map: %s", strerror(-ret));
 	return ret;
+}
+
+static int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const char *n)
+{
+	return set_sampling(settings_fd, cfg, n, "1");
 }
 
 /*
@@ -502,6 +578,48 @@ static int measure_flows(struct bench_pass_bpf *pass, const struct frame *f, con
 }
 
 /*
+ * What the kernel's clock costs an attached program: a new request timed
+ * (latency_sample=1, the default) and not (latency_sample never due), a
+ * frame a test run of the live program; a replay times frames by the
+ * capture instead.  The other figures of these runs are the test run's
+ * cold caches: only the difference is reported.
+ */
+static int measure_clock(struct roceval_bpf *skel, const struct frame *f, unsigned int repeat, unsigned int rounds,
+			 double *clock_ns)
+{
+	unsigned int frames = repeat < CLOCK_FRAMES ? repeat : CLOCK_FRAMES;
+	int prog_fd = bpf_program__fd(skel->progs.roceval_xdp);
+	int settings_fd = bpf_map__fd(skel->maps.settings);
+	double *samples = calloc(2 * rounds, sizeof(*samples)), ns;
+	struct stream st = { .f = *f, .qpn = CLOCK_QPN, .flows = 1 };
+	struct roceval_settings cfg;
+	int err = 0;
+
+	if (!samples) {
+		pr_warn("Couldn't allocate the samples: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	/* the replay runs before left the program reading their records' time */
+	skel->bss->replay_clock = false;
+	err = run_frames(prog_fd, &st, 1, &ns);
+	for (unsigned int r = 0; r < rounds && !err; r++) {
+		err = set_sampling(settings_fd, &cfg, SAMPLE_NEVER, SAMPLE_NEVER);
+		if (!err)
+			err = run_frames(prog_fd, &st, frames, &samples[r]);
+		if (!err)
+			err = set_sampling(settings_fd, &cfg, SAMPLE_NEVER, "1");
+		if (!err)
+			err = run_frames(prog_fd, &st, frames, &samples[rounds + r]);
+	}
+	if (!err)
+		err = check_stream(skel, &st);
+	if (!err)
+		*clock_ns = median(samples + rounds, rounds) - median(samples, rounds);
+	free(samples);
+	return err;
+}
+
+/*
  * The answered ACK alone: the answered stream's frames are half requests,
  * half ACKs, and a request costs what the 1-flow sweep row measured.
  */
@@ -510,7 +628,7 @@ static double ack_over_baseline(const double flows_ns[NFLOWROWS][2])
 	return 2 * (flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0]) - (flows_ns[0][1] - flows_ns[0][0]);
 }
 
-static void print_json(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2])
+static void print_json(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2], double clock_ns)
 {
 	struct json_writer w;
 
@@ -528,6 +646,7 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 		json_double(&w, "zlib_ns", ns[ZLIB], 1);
 		json_double(&w, "icrc_vs_zlib", (ns[FULL] - ns[HEADERS]) / ns[ZLIB], 3);
 		json_double(&w, "headers_over_baseline_ns", ns[HEADERS] - ns[BASELINE], 1);
+		json_string(&w, "steady_read", read_mode(ROCEVAL_REC_HDR + f->len));
 		json_double(&w, "steady_baseline_ns", ns[S_BASELINE], 1);
 		json_double(&w, "steady_headers_ns", ns[S_HEADERS], 1);
 		json_double(&w, "steady_full_ns", ns[S_FULL], 1);
@@ -550,6 +669,7 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 		json_u64(&w, "flows", sweep_flows[k]);
 		json_u64(&w, "payload", frames[SWEEP_FRAME].payload);
 		json_string(&w, "family", frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
+		json_string(&w, "steady_read", read_mode(ROCEVAL_REC_HDR + frames[SWEEP_FRAME].len));
 		json_double(&w, "steady_baseline_ns", flows_ns[k][0], 1);
 		json_double(&w, "steady_headers_ns", flows_ns[k][1], 1);
 		json_double(&w, "steady_headers_over_baseline_ns", flows_ns[k][1] - flows_ns[k][0], 1);
@@ -561,15 +681,25 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 	json_string(&w, "answered", "ack");
 	json_u64(&w, "payload", frames[SWEEP_FRAME].payload);
 	json_string(&w, "family", frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
+	json_string(&w, "steady_read",
+		    read_mode(2 * ROCEVAL_REC_HDR + frames[SWEEP_FRAME].len + frames[ACK_FRAME].len));
 	json_double(&w, "steady_baseline_ns", flows_ns[NSWEEP][0], 1);
 	json_double(&w, "steady_headers_ns", flows_ns[NSWEEP][1], 1);
 	json_double(&w, "steady_headers_over_baseline_ns", flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0], 1);
 	json_double(&w, "ack_over_baseline_ns", ack_over_baseline(flows_ns), 1);
 	json_object_end(&w);
 	json_end(&w);
+	json_init(&w, stdout);
+	json_object_begin(&w, NULL);
+	json_string(&w, "clock", "kernel");
+	json_u64(&w, "payload", frames[SWEEP_FRAME].payload);
+	json_string(&w, "family", frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
+	json_double(&w, "request_timed_ns", clock_ns, 1);
+	json_object_end(&w);
+	json_end(&w);
 }
 
-static void print_table(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2],
+static void print_table(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2], double clock_ns,
 			unsigned int repeat, unsigned int rounds)
 {
 	printf("Median of %u rounds of %u runs per frame; ns per frame.\n\n", rounds, repeat);
@@ -587,17 +717,17 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 		       f->ns[HEADERS] - f->ns[BASELINE], 1e3 / full, f->len * 8.0 / full);
 	}
 	printf("\nSteady path (the next PSN of an established flow each time, in replay batches):\n");
-	printf("%7s %6s %5s %9s %8s %8s %12s %9s %8s %8s %8s\n", "payload", "family", "frame",
+	printf("%7s %6s %5s %9s %8s %8s %12s %9s %8s %8s %8s  %s\n", "payload", "family", "frame",
 	       "baseline", "headers", "full", "icrc/zlib", "hdr-base", "sample2", "sample8",
-	       "sample64");
+	       "sample64", "read");
 	for (int i = 0; i < n; i++) {
 		const struct frame *f = &frames[i];
 
-		printf("%7u %6s %5zu %9.1f %8.1f %8.1f %12.2f %9.1f %8.1f %8.1f %8.1f\n", f->payload,
+		printf("%7u %6s %5zu %9.1f %8.1f %8.1f %12.2f %9.1f %8.1f %8.1f %8.1f  %s\n", f->payload,
 		       f->ipv6 ? "ipv6" : "ipv4", f->len, f->ns[S_BASELINE], f->ns[S_HEADERS],
 		       f->ns[S_FULL], (f->ns[S_FULL] - f->ns[S_HEADERS]) / f->ns[ZLIB],
 		       f->ns[S_HEADERS] - f->ns[S_BASELINE], f->ns[S_CURVE + 1], f->ns[S_CURVE + 2],
-		       f->ns[S_CURVE + 3]);
+		       f->ns[S_CURVE + 3], read_mode(ROCEVAL_REC_HDR + f->len));
 	}
 	printf("\nSteady header path by live flows (%u-byte payload, %s):\n",
 	       frames[SWEEP_FRAME].payload, frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
@@ -609,6 +739,8 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	printf("%9s %8s %9s %9s\n", "baseline", "headers", "hdr-base", "ack-base");
 	printf("%9.1f %8.1f %9.1f %9.1f\n", flows_ns[NSWEEP][0], flows_ns[NSWEEP][1],
 	       flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0], ack_over_baseline(flows_ns));
+	printf("\nTiming a new request by the kernel's clock, live (latency_sample=1, the default,\n"
+	       "against never): %.1f ns a request\n", clock_ns);
 	printf("\nicrc/zlib = (full - headers) / zlib; hdr-base = headers - baseline.\n"
 	       "Mpps and Gb/s are one core running the full program; frame is the Ethernet\n"
 	       "frame without FCS, and Gb/s counts those bytes.  sampleN is the full program\n"
@@ -661,7 +793,7 @@ static int bench_frames(bool json, unsigned int repeat, unsigned int rounds)
 	enum { NFRAMES = 2 * sizeof(payloads) / sizeof(payloads[0]) };
 	struct bench_pass_bpf *pass = NULL;
 	struct roceval_bpf *skel = NULL;
-	double flows_ns[NFLOWROWS][2];
+	double flows_ns[NFLOWROWS][2], clock_ns;
 	struct frame *frames = calloc(NFRAMES, sizeof(*frames));
 	int err = -1;
 
@@ -684,11 +816,13 @@ static int bench_frames(bool json, unsigned int repeat, unsigned int rounds)
 	if (!err)
 		err = measure(skel, pass, frames, NFRAMES, repeat, rounds);
 	if (!err)
+		err = measure_clock(skel, &frames[SWEEP_FRAME], repeat, rounds, &clock_ns);
+	if (!err)
 		err = measure_flows(pass, &frames[SWEEP_FRAME], &frames[ACK_FRAME], repeat, rounds, flows_ns);
 	if (!err && json)
-		print_json(frames, NFRAMES, flows_ns);
+		print_json(frames, NFRAMES, flows_ns, clock_ns);
 	else if (!err)
-		print_table(frames, NFRAMES, flows_ns, repeat, rounds);
+		print_table(frames, NFRAMES, flows_ns, clock_ns, repeat, rounds);
 out:
 	bench_pass_bpf__destroy(pass);
 	roceval_bpf__destroy(skel);
@@ -726,13 +860,20 @@ const struct command cmd_bench = {
 		"PSN of its flow.  Steady: an established flow's next PSN each time, as replay\n"
 		"batches of frames with consecutive PSNs, timed per batch and divided by its\n"
 		"frames; the baseline there walks the same batches calling a function that does\n"
-		"nothing.  The steady path also gives the cost of icrc_sample=1, 2, 8 and 64, and\n"
-		"the header path of 256-byte IPv4 frames spread over 1, 1024 and 65536 live flows,\n"
-		"then of 1 flow whose every SEND is answered by an ACK from the other side (each in\n"
-		"a program of its own with the default flow table).  That ACK is matched to its\n"
-		"request, as on a host that sees both directions; the ACK of the rows above (payload\n"
-		"0) answers nothing roceval saw, as on a one-way mirror, where after 16 such ACKs\n"
-		"their requests are no longer looked for.\n\n"
+		"nothing.  A test run keeps about its first 3.5 KB linear: batches of frames with\n"
+		"up to 256 bytes of payload stay in 3 KB, so the program reads their headers in\n"
+		"place as it reads an attached interface's frames (read: in_place); larger frames\n"
+		"go in 60 KB batches and most are read with the load helper, as a replay's are\n"
+		"(read: helper).  The steady path also gives the cost of icrc_sample=1, 2, 8 and\n"
+		"64, and the header path of 256-byte IPv4 frames spread over 1, 1024 and 65536 live\n"
+		"flows, then of 1 flow whose every SEND is answered by an ACK from the other side\n"
+		"(each in a program of its own with the default flow table).  That ACK is matched\n"
+		"to its request, as on a host that sees both directions; the ACK of the rows above\n"
+		"(payload 0) answers nothing roceval saw, as on a one-way mirror, where after 16\n"
+		"such ACKs their requests are no longer looked for.  Last, what timing a new\n"
+		"request by the kernel's clock costs an attached program (latency_sample=1 against\n"
+		"never; a replay times frames by the capture, for free), from single-frame runs of\n"
+		"the live program.\n\n"
 		"Each figure is the median over the rounds of the kernel's average time per run.\n"
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
 		"and no rule broken; after it, every steady flow must have counted each of its\n"
@@ -743,15 +884,17 @@ const struct command cmd_bench = {
 		"                    family, baseline_ns, headers_ns, full_ns, zlib_ns,\n"
 		"                    icrc_vs_zlib ((full_ns - headers_ns) / zlib_ns),\n"
 		"                    headers_over_baseline_ns (headers_ns - baseline_ns), the same\n"
-		"                    for the steady path as steady_baseline_ns, steady_headers_ns,\n"
-		"                    steady_full_ns, steady_icrc_vs_zlib and\n"
-		"                    steady_headers_over_baseline_ns, and icrc_sample_ns (steady\n"
-		"                    full path by icrc_sample); then one per flow count: flows,\n"
-		"                    payload, family, steady_baseline_ns, steady_headers_ns and\n"
+		"                    steady_read (in_place or helper), the same for the steady path\n"
+		"                    as steady_baseline_ns, steady_headers_ns, steady_full_ns,\n"
+		"                    steady_icrc_vs_zlib and steady_headers_over_baseline_ns, and\n"
+		"                    icrc_sample_ns (steady full path by icrc_sample); then one per\n"
+		"                    flow count: flows, payload, family, steady_read,\n"
+		"                    steady_baseline_ns, steady_headers_ns and\n"
 		"                    steady_headers_over_baseline_ns; then the answered stream's:\n"
-		"                    answered (\"ack\"), payload, family, the same three per frame,\n"
+		"                    answered (\"ack\"), payload, family, the same four per frame,\n"
 		"                    and ack_over_baseline_ns, the ACK alone (twice the stream's\n"
-		"                    figure less the 1-flow SEND's)\n"
+		"                    figure less the 1-flow SEND's); then clock (\"kernel\"),\n"
+		"                    payload, family and request_timed_ns\n"
 		"  -l, --live        instead, Mpps per core through a real veth pair: in a network\n"
 		"                    namespace of its own (gone when the bench ends), frames sent\n"
 		"                    in XDP live-frames mode into one end, received in native XDP\n"

@@ -138,6 +138,9 @@ static void status_text(const struct live_iface *li, const struct status *st, bo
 							 : "off (observe only)");
 	printf("  %-12s ", "clock");
 	latency_clock_text(stdout, st->c.total, li->nic_clock, li->ifname);
+	if (st->c.total[TOTAL_LATENCY_SKIPPED])
+		printf("  %-12s 1 new request in %u timed (latency_sample): %llu not\n", "", st->cfg.latency_sample,
+		       (unsigned long long)st->c.total[TOTAL_LATENCY_SKIPPED]);
 	printf("  %-12s %llu\n  %-12s %llu\n", "frames", (unsigned long long)st->c.total[TOTAL_FRAMES], "roce",
 	       (unsigned long long)st->c.total[TOTAL_ROCE]);
 	if (st->c.total[TOTAL_DROPPED])

@@ -18,6 +18,7 @@ void settings_defaults(struct roceval_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->icrc_sample = 1;
+	s->latency_sample = 1;
 	s->trace_rate = ROCEVAL_DEFAULT_TRACE_RATE;
 	s->trace_burst = ROCEVAL_DEFAULT_TRACE_BURST;
 	s->conn_idle = ROCEVAL_DEFAULT_CONN_IDLE;
@@ -107,6 +108,10 @@ int settings_set(struct roceval_settings *s, const char *key, const char *value,
 		if (!parse_u32(value, 1000000000, &v) || !v)
 			FAIL("icrc_sample=%s: expected a whole number from 1 (check every frame) up", value);
 		s->icrc_sample = v;
+	} else if (!strcmp(key, "latency_sample")) {
+		if (!parse_u32(value, 1000000000, &v) || !v)
+			FAIL("latency_sample=%s: expected a whole number from 1 (time every request) up", value);
+		s->latency_sample = v;
 	} else if (!strcmp(key, "trace_rate")) {
 		if (!parse_u32(value, 1000000, &v) || !v)
 			FAIL("trace_rate=%s: expected samples per second, 1-1000000", value);
@@ -174,6 +179,8 @@ int settings_format(const struct roceval_settings *s, const char *key, char *buf
 		snprintf(buf, len, "%s", s->rd_strict ? "strict" : "dc");
 	} else if (!strcmp(key, "icrc_sample")) {
 		snprintf(buf, len, "%u", s->icrc_sample ? s->icrc_sample : 1);
+	} else if (!strcmp(key, "latency_sample")) {
+		snprintf(buf, len, "%u", s->latency_sample ? s->latency_sample : 1);
 	} else if (!strcmp(key, "trace_rate")) {
 		snprintf(buf, len, "%u", s->trace_rate);
 	} else if (!strcmp(key, "trace_burst")) {
@@ -189,10 +196,14 @@ int settings_format(const struct roceval_settings *s, const char *key, char *buf
 void settings_print(FILE *f, const struct roceval_settings *s, const char *indent)
 {
 	char val[160];
+	int width = 0;
 
+	for (int i = 0; settings_keys[i]; i++)
+		if ((int)strlen(settings_keys[i]) > width)
+			width = strlen(settings_keys[i]);
 	for (int i = 0; settings_keys[i]; i++) {
 		settings_format(s, settings_keys[i], val, sizeof(val));
-		fprintf(f, "%s%-12s %s\n", indent, settings_keys[i], val);
+		fprintf(f, "%s%-*s %s\n", indent, width, settings_keys[i], val);
 	}
 }
 
