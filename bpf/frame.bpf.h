@@ -61,6 +61,13 @@ static __always_inline bool frame_head_copy(void *ctx, bool tc, __u32 base, __u8
 	if (base > ROCEVAL_BATCH_BYTES)
 		return false;
 	data += base;
+	/* The common case, a frame longer than the copy: one bound for every word. */
+	if (n == ROCEVAL_L2L4_MAX && data + ROCEVAL_L2L4_MAX <= end) {
+#pragma unroll
+		for (i = 0; i < ROCEVAL_L2L4_MAX / 8; i++)
+			((__u64 *)to)[i] = *(__u64 *)(data + 8 * i);
+		return true;
+	}
 #pragma unroll
 	for (i = 0; i < ROCEVAL_L2L4_MAX / 8; i++) {
 		if (8 * (i + 1) > n || data + 8 * (i + 1) > end)
