@@ -487,6 +487,12 @@ static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct
 	err = set_icrc_sample(p.settings_fd, &p.cfg, "1");
 	for (int i = 0; i < nframes && !err; i++)
 		err = warm_stream(p.replay_fd, p.b, &streams[2 * i]);
+	/*
+	 * The single-frame runs of the live program time frames as the replay
+	 * runs do, by the record's time, so that no figure but the clock's own
+	 * (measure_clock) includes the kernel's clock.
+	 */
+	skel->bss->replay_clock = true;
 	/* Rounds outside, so drift of the machine spreads over every figure alike. */
 	for (unsigned int r = 0; r < rounds && !err; r++)
 		for (int i = 0; i < nframes && !err; i++)
@@ -599,7 +605,7 @@ static int measure_clock(struct roceval_bpf *skel, const struct frame *f, unsign
 		pr_warn("Couldn't allocate the samples: %s", strerror(errno));
 		return -ENOMEM;
 	}
-	/* the replay runs before left the program reading their records' time */
+	/* the other figures' runs time frames by the record's time (measure) */
 	skel->bss->replay_clock = false;
 	err = run_frames(prog_fd, &st, 1, &ns);
 	for (unsigned int r = 0; r < rounds && !err; r++) {
@@ -873,7 +879,8 @@ const struct command cmd_bench = {
 		"such ACKs their requests are no longer looked for.  Last, what timing a new\n"
 		"request by the kernel's clock costs an attached program (latency_sample=1 against\n"
 		"never; a replay times frames by the capture, for free), from single-frame runs of\n"
-		"the live program.\n\n"
+		"the live program.  No other figure includes that clock: their runs time frames by\n"
+		"the time a replay record carries.\n\n"
 		"Each figure is the median over the rounds of the kernel's average time per run.\n"
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
 		"and no rule broken; after it, every steady flow must have counted each of its\n"
