@@ -192,35 +192,6 @@ static int run_stream(int prog_fd, struct batch *b, struct stream *st, __u64 fra
 	return 0;
 }
 
-/*
- * Average ns per frame over the next `frames` frames of the stream, a test
- * run each of the live program (caches go cold between runs: only a
- * difference of two such figures means anything).
- */
-static int run_frames(int prog_fd, struct stream *st, unsigned int frames, double *ns)
-{
-	struct frame *f = &st->f;
-	__u64 dur = 0;
-
-	for (unsigned int i = 0; i < frames; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len, .repeat = 1);
-		__u64 g = st->sent++;
-
-		frame_seq(f, st->qpn + g % st->flows, (1 + g / st->flows) & ROCE_PSN_MASK);
-		if (bpf_prog_test_run_opts(prog_fd, &opts)) {
-			pr_warn("Couldn't run the XDP program: %s", strerror(errno));
-			return -errno;
-		}
-		if (opts.retval != XDP_PASS) {
-			pr_warn("bench frame of %zu bytes was not passed (XDP action %u)", f->len, opts.retval);
-			return -EPROTO;
-		}
-		dur += opts.duration;
-	}
-	*ns = (double)dur / frames;
-	return 0;
-}
-
 /* Average ns per run of the frame over `repeat` runs, as the kernel times them. */
 static int run_prog(int prog_fd, const struct frame *f, unsigned int repeat, double *ns)
 {
@@ -236,6 +207,29 @@ static int run_prog(int prog_fd, const struct frame *f, unsigned int repeat, dou
 		return -EPROTO;
 	}
 	*ns = opts.duration;
+	return 0;
+}
+
+/*
+ * Average ns per frame over the next `frames` frames of the stream, a test
+ * run each of the live program (caches go cold between runs: only a
+ * difference of two such figures means anything).
+ */
+static int run_frames(int prog_fd, struct stream *st, unsigned int frames, double *ns)
+{
+	double sum = 0, one;
+
+	for (unsigned int i = 0; i < frames; i++) {
+		__u64 g = st->sent++;
+		int err;
+
+		frame_seq(&st->f, st->qpn + g % st->flows, (1 + g / st->flows) & ROCE_PSN_MASK);
+		err = run_prog(prog_fd, &st->f, 1, &one);
+		if (err)
+			return err;
+		sum += one;
+	}
+	*ns = sum / frames;
 	return 0;
 }
 
