@@ -7,10 +7,11 @@ import pytest
 from conftest import run
 
 FIELDS = ["payload", "family", "baseline_ns", "headers_ns", "full_ns", "zlib_ns", "icrc_vs_zlib",
-          "headers_over_baseline_ns", "steady_read", "steady_baseline_ns", "steady_headers_ns", "steady_full_ns",
-          "steady_icrc_vs_zlib", "steady_headers_over_baseline_ns", "icrc_sample_ns"]
-FLOW_FIELDS = ["flows", "payload", "family", "steady_read", "steady_baseline_ns", "steady_headers_ns",
-               "steady_headers_over_baseline_ns"]
+          "headers_over_baseline_ns", "steady_read", "steady_baseline_ns", "steady_headers_ns",
+          "steady_full_ns", "steady_icrc_vs_zlib", "steady_headers_over_baseline_ns",
+          "icrc_sample_ns"]
+FLOW_FIELDS = ["flows", "payload", "family", "steady_read", "steady_baseline_ns",
+               "steady_headers_ns", "steady_headers_over_baseline_ns"]
 ANSWERED_FIELDS = ["answered", "payload", "family", "steady_read", "steady_baseline_ns",
                    "steady_headers_ns", "steady_headers_over_baseline_ns", "ack_over_baseline_ns"]
 
@@ -48,7 +49,8 @@ def test_bench_json():
     # requests each answered by an ACK matched to it (the bench fails if one is not)
     [a] = answered
     assert list(a) == ANSWERED_FIELDS
-    assert (a["answered"], a["payload"], a["family"], a["steady_read"]) == ("ack", 256, "ipv4", "in_place")
+    assert (a["answered"], a["payload"], a["family"], a["steady_read"]) == \
+        ("ack", 256, "ipv4", "in_place")
     assert a["ack_over_baseline_ns"] == pytest.approx(
         2 * a["steady_headers_over_baseline_ns"] - sweep[0]["steady_headers_over_baseline_ns"],
         abs=0.5)
@@ -95,7 +97,8 @@ def test_bench_table():
     base, headers, hdr, ack = map(float, lines[answered + 2].split())
     assert hdr == pytest.approx(headers - base, abs=0.15)
     clock = lines.index(next(line for line in lines if line.startswith("Timing a new request")))
-    assert lines[clock + 1].startswith("against never): ") and lines[clock + 1].endswith(" ns a request")
+    assert lines[clock + 1].startswith("against never): ")
+    assert lines[clock + 1].endswith(" ns a request")
 
 
 def test_bench_live_json():

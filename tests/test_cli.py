@@ -115,7 +115,8 @@ BAD_OPTIONS = [
     (("--set", "nosuch=1"), "nosuch"), (("--set", "resv6=maybe"), "maybe"),
     (("--set", "pmtu"), "pmtu"), (("--set", "=1"), "=1"), (("--set", "enforce=perhaps"), "perhaps"),
     (("--set", "icrc_sample=0"), "icrc_sample=0"),
-    (("--set", "latency_sample=0"), "latency_sample=0"), (("--set", "latency_sample=x"), "latency_sample=x"),
+    (("--set", "latency_sample=0"), "latency_sample=0"),
+    (("--set", "latency_sample=x"), "latency_sample=x"),
     (("--frobnicate",), "--frobnicate"), (("-x",), "-x"), (("--json=yes",), "--json"),
     (("--pmtu",), "--pmtu"),
 ]
