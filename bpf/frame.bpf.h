@@ -39,7 +39,8 @@ static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, 
  * The first `n` bytes of the frame at `base` (a replay batch's record; a
  * live frame is at 0) from the linear head, where the program may read them
  * in place: word by word, each read proven against the head's end as the
- * verifier requires.  Inline loads cost less than a call to the load helper
+ * verifier requires, the bytes after the last whole word as one word ending
+ * at the n-th (n is at least ETH_HLEN).  Inline loads cost less than a call to the load helper
  * (README, "Performance").  False when the head holds fewer (a tc frame
  * split across pages, a batch's records past its first page): the caller
  * then loads with the helper.  Only the copy is read in place: the verifier
@@ -49,7 +50,7 @@ static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, 
 static __always_inline bool frame_head_copy(void *ctx, bool tc, __u32 base, __u8 *to, __u32 n)
 {
 	__u8 *data, *end;
-	__u32 i, done;
+	__u32 i, done, tail;
 
 	if (tc) {
 		data = (__u8 *)(long)((struct __sk_buff *)ctx)->data;
@@ -75,14 +76,18 @@ static __always_inline bool frame_head_copy(void *ctx, bool tc, __u32 base, __u8
 		((__u64 *)to)[i] = *(__u64 *)(data + 8 * i);
 	}
 	done = 8 * i;
-#pragma unroll
-	for (int j = 0; j < 7; j++) {
-		if (done >= n || done >= ROCEVAL_L2L4_MAX || data + done + 1 > end)
-			break;
-		to[done] = data[done];
-		done++;
-	}
-	return done == n;
+	if (done == n)
+		return true;
+	/* Stopped short of n by the head's end, not by n: the head holds fewer. */
+	if (done + 8 <= n)
+		return false;
+	/* The last bytes as one word ending at the n-th, overlapping the words before it. */
+	tail = n - 8;
+	barrier_var(tail);
+	if (tail > ROCEVAL_L2L4_MAX - 8 || data + tail + 8 > end)
+		return false;
+	*(__u64 *)(to + tail) = *(__u64 *)(data + tail);
+	return true;
 }
 
 static __always_inline __u32 frame_ifindex(void *ctx, bool tc)

@@ -362,9 +362,11 @@ def test_latency_sample_times_one_new_request_in_n_live(netns, tmp_path):
     r = replay(tmp_path, frames, "--set", "latency_sample=4")
     assert r["latency"]["ack"]["count"] == 8
     assert [r[k] for k in CLOCKS] == [16, 0, 0, 0, 0]
-    st, _ = live_stats(netns, tmp_path, frames, settings=["latency_sample=4"])
+    st, status = live_stats(netns, tmp_path, frames, lambda: run(
+        "status", netns.if_rx, netns=netns.rx, check=True).stdout, settings=["latency_sample=4"])
     assert st["latency"]["ack"]["count"] == 2
     assert [st[k] for k in CLOCKS] == [0, 4, 0, 0, 6]
+    assert "1 new request in 4 timed (latency_sample): 6 not" in status.splitlines()[3]
     # what is not timed is judged as the replay judged it
     assert nonzero_rules(st) == nonzero_rules(r)
 
