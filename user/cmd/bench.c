@@ -134,10 +134,10 @@ static const char *read_mode(size_t record)
 	return record_in_place(record) ? "in_place" : "helper";
 }
 
-/* A record of the stream: a frame, or a request and its ACK, which go in one batch together. */
-static size_t stream_record(const struct stream *st)
+/* A batch record of frame f, and of the ACK that answers it, if any: the two go in one batch together. */
+static size_t record_bytes(const struct frame *f, const struct frame *ack)
 {
-	return (st->ack ? 2 : 1) * ROCEVAL_REC_HDR + st->f.len + (st->ack ? st->ack->len : 0);
+	return (ack ? 2 : 1) * ROCEVAL_REC_HDR + f->len + (ack ? ack->len : 0);
 }
 
 /* The next frames of the stream, at most `max`, as one replay batch. */
@@ -145,7 +145,7 @@ static void batch_fill(struct batch *b, struct stream *st, __u64 max)
 {
 	struct frame *f = &st->f;
 	unsigned int per = st->ack ? 2 : 1;
-	size_t off = 4, room = stream_record(st), cap = record_in_place(room) ? BATCH_LINEAR : sizeof(b->data);
+	size_t off = 4, room = record_bytes(&st->f, st->ack), cap = record_in_place(room) ? BATCH_LINEAR : sizeof(b->data);
 
 	b->n = 0;
 	while (b->n + per <= ROCEVAL_BATCH_MAX_FRAMES && b->n < max && off + room <= cap) {
@@ -601,6 +601,7 @@ static int measure_clock(struct roceval_bpf *skel, const struct frame *f, unsign
 	}
 	/* the other figures' runs time frames by the record's time (measure) */
 	skel->bss->replay_clock = false;
+	/* the flow's first frame creates it: not one of the steady frames timed */
 	err = run_frames(prog_fd, &st, 1, &ns);
 	for (unsigned int r = 0; r < rounds && !err; r++) {
 		err = set_sampling(settings_fd, &cfg, SAMPLE_NEVER, SAMPLE_NEVER);
@@ -646,7 +647,7 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 		json_double(&w, "zlib_ns", ns[ZLIB], 1);
 		json_double(&w, "icrc_vs_zlib", (ns[FULL] - ns[HEADERS]) / ns[ZLIB], 3);
 		json_double(&w, "headers_over_baseline_ns", ns[HEADERS] - ns[BASELINE], 1);
-		json_string(&w, "steady_read", read_mode(ROCEVAL_REC_HDR + f->len));
+		json_string(&w, "steady_read", read_mode(record_bytes(f, NULL)));
 		json_double(&w, "steady_baseline_ns", ns[S_BASELINE], 1);
 		json_double(&w, "steady_headers_ns", ns[S_HEADERS], 1);
 		json_double(&w, "steady_full_ns", ns[S_FULL], 1);
@@ -669,7 +670,7 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 		json_u64(&w, "flows", sweep_flows[k]);
 		json_u64(&w, "payload", frames[SWEEP_FRAME].payload);
 		json_string(&w, "family", frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
-		json_string(&w, "steady_read", read_mode(ROCEVAL_REC_HDR + frames[SWEEP_FRAME].len));
+		json_string(&w, "steady_read", read_mode(record_bytes(&frames[SWEEP_FRAME], NULL)));
 		json_double(&w, "steady_baseline_ns", flows_ns[k][0], 1);
 		json_double(&w, "steady_headers_ns", flows_ns[k][1], 1);
 		json_double(&w, "steady_headers_over_baseline_ns", flows_ns[k][1] - flows_ns[k][0], 1);
@@ -681,8 +682,7 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 	json_string(&w, "answered", "ack");
 	json_u64(&w, "payload", frames[SWEEP_FRAME].payload);
 	json_string(&w, "family", frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
-	json_string(&w, "steady_read",
-		    read_mode(2 * ROCEVAL_REC_HDR + frames[SWEEP_FRAME].len + frames[ACK_FRAME].len));
+	json_string(&w, "steady_read", read_mode(record_bytes(&frames[SWEEP_FRAME], &frames[ACK_FRAME])));
 	json_double(&w, "steady_baseline_ns", flows_ns[NSWEEP][0], 1);
 	json_double(&w, "steady_headers_ns", flows_ns[NSWEEP][1], 1);
 	json_double(&w, "steady_headers_over_baseline_ns", flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0], 1);
@@ -727,7 +727,7 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 		       f->ipv6 ? "ipv6" : "ipv4", f->len, f->ns[S_BASELINE], f->ns[S_HEADERS],
 		       f->ns[S_FULL], (f->ns[S_FULL] - f->ns[S_HEADERS]) / f->ns[ZLIB],
 		       f->ns[S_HEADERS] - f->ns[S_BASELINE], f->ns[S_CURVE + 1], f->ns[S_CURVE + 2],
-		       f->ns[S_CURVE + 3], read_mode(ROCEVAL_REC_HDR + f->len));
+		       f->ns[S_CURVE + 3], read_mode(record_bytes(f, NULL)));
 	}
 	printf("\nSteady header path by live flows (%u-byte payload, %s):\n",
 	       frames[SWEEP_FRAME].payload, frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
