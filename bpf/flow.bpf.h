@@ -21,11 +21,17 @@
 const volatile __u32 flow_set_count = 1;
 const volatile __u64 flow_seed;
 
+/*
+ * Mappable arrays start their values on a page, so a 256-byte flow and a
+ * 32-byte set never straddle a cache line more than they must: at 64k flows
+ * each frame's lookup misses the caches, and each line it reaches costs.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, ROCEVAL_FLOW_WAYS);
 	__type(key, __u32);
 	__type(value, struct roceval_flow);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } flows SEC(".maps");
 
 struct {
@@ -33,6 +39,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct roceval_flow_set);
+	__uint(map_flags, BPF_F_MMAPABLE);
 } flow_sets SEC(".maps");
 
 /* PSNs a request consumes: a READ one per response packet it asks for. 0 = cannot tell yet. */
@@ -91,7 +98,7 @@ static __always_inline struct roceval_flow *flow_find(const struct roceval_flow_
 static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *s,
 							struct roceval_counters *cnt)
 {
-	struct roceval_flow_place p = roceval_flow_place(&s->flow_key, flow_seed, flow_set_count);
+	struct roceval_flow_place p = roceval_flow_place(&s->fi.key, flow_seed, flow_set_count);
 	struct roceval_flow_set *a = bpf_map_lookup_elem(&flow_sets, &p.set[0]);
 	struct roceval_flow_set *b = bpf_map_lookup_elem(&flow_sets, &p.set[1]);
 	struct roceval_flow_cold *cold;
@@ -116,9 +123,8 @@ static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *
 	/* unfindable while it changes hands */
 	a->tag[w] = 0;
 	__builtin_memset(cold, 0, sizeof(*cold));
-	cold->first_jiffies = bpf_jiffies64();
 	__builtin_memset(f, 0, sizeof(*f));
-	f->key = s->flow_key;
+	f->key = s->fi.key;
 	f->cold = slot;
 	a->tag[w] = p.tag;
 	return f;
@@ -245,7 +251,6 @@ static __always_inline void flow_account(const struct roceval_scratch *s, struct
 
 	__sync_fetch_and_add(&f->packets, 1);
 	__sync_fetch_and_add(&f->bytes, frame_len);
-	f->last_jiffies = bpf_jiffies64();
 	if (!s->rules)
 		return;
 	cold = flow_cold_of(f);
@@ -268,12 +273,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	bool duplicate = false;
 	struct roceval_flow *f;
 
-	__builtin_memcpy(s->flow_key.saddr, fi->saddr, 16);
-	__builtin_memcpy(s->flow_key.daddr, fi->daddr, 16);
-	s->flow_key.dqpn = fi->flow_qpn;
-	s->flow_key.ipv6 = fi->ipv6;
-
-	f = flow_find(&s->flow_key);
+	f = flow_find(&fi->key);
 	if (!f) {
 		f = flow_create(s, cnt);
 		if (!f)

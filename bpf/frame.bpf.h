@@ -97,16 +97,22 @@ static __always_inline __u32 frame_ifindex(void *ctx, bool tc)
 
 /* What the flow table and the trace need of a validated frame, filled as it is parsed. */
 struct frame_info {
-	__u8 saddr[16]; /* IPv4 addresses use the first 4 bytes */
-	__u8 daddr[16];
+	/* the flow table's key as the frame fills it in, so the lookup reads it without a copy */
+	union {
+		struct roceval_flow_key key;
+		struct {
+			__u8 saddr[16]; /* IPv4 addresses use the first 4 bytes */
+			__u8 daddr[16];
+			__u32 flow_qpn; /* the flow's QP: DestQP, or for mlx5 DC requests the sending DCI */
+			__u8 ipv6;	/* 16-byte addresses: IPv6, or the GIDs of a RoCEv1 GRH */
+		};
+	};
 	__u32 dqpn;
 	__u32 psn;
 	__u32 payload; /* bytes between the headers and the pad */
 	__u32 dmalen;  /* RETH DMALen, when the opcode has a RETH */
 	__u32 aeth;    /* AETH syndrome << 24 | MSN, when the opcode has an AETH */
-	__u32 flow_qpn; /* the flow's QP: DestQP, or for mlx5 DC requests the sending DCI */
 	__u8 opcode;
-	__u8 ipv6;	 /* 16-byte addresses: IPv6, or the GIDs of a RoCEv1 GRH */
 	__u16 hdr_end;	 /* frame offset where the parsed headers end: a headers-only trace stops here */
 	__u8 has_bth;	 /* the fields above are from a parsed BTH */
 	__u8 headers_ok; /* opcode defined for its transport and all its headers present */
@@ -124,6 +130,10 @@ struct frame_info {
 	__u32 tlen;	 /* transport length, BTH to ICRC */
 	__u32 retx_from; /* a retransmitted request's episode, as roceval_flow.retx_from; else 0 */
 };
+
+_Static_assert(__builtin_offsetof(struct frame_info, flow_qpn) == __builtin_offsetof(struct roceval_flow_key, dqpn) &&
+		       __builtin_offsetof(struct frame_info, ipv6) == __builtin_offsetof(struct roceval_flow_key, ipv6),
+	       "frame_info's addresses, QP and family are its flow key's");
 
 /* What the L2-L4 parse learned about a RoCE frame. */
 struct l4info {
@@ -146,7 +156,6 @@ struct roceval_scratch {
 	/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
 	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
 	__u64 rules;	 /* rules the current frame broke */
-	struct roceval_flow_key flow_key;
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 wire;	 /* the frame's length on the wire, once known */
 	__u32 icrc_at;	 /* datagram offset of the ICRC when buf holds the whole datagram, else 0 */

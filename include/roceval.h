@@ -176,7 +176,7 @@ struct roceval_flow_key {
 struct roceval_flow_set {
 	__u16 tag[ROCEVAL_FLOW_WAYS]; /* per slot: bits of its flow's hash, never 0; 0 = empty */
 	__u64 created;		      /* flows ever created here: the next goes in slot created % WAYS */
-};
+} __attribute__((aligned(32)));
 
 /*
  * Where a key may live: the hash's top bits pick the first set, its low
@@ -287,8 +287,6 @@ struct roceval_flow {
 	__u32 answered_slot; /* responses: the slot of the request flow they answered in answered_window */
 	__u64 packets;
 	__u64 bytes; /* frame bytes */
-	/* bpf_jiffies64(): the verifier inlines it, where a clock helper is a call per frame */
-	__u64 last_jiffies;
 	struct roceval_retx_slot retx[ROCEVAL_RETX_SLOTS];
 	/* the READ response stream: the PSN of its READ (its first response), the PSN after
 	 * the last response in order | ROCEVAL_RETX_HELD, and its LAST's PSN once seen
@@ -299,8 +297,11 @@ struct roceval_flow {
 	__u16 answered_window; /* responses: the PSN window of answered_slot | 0x8000, 0 if none */
 };
 
+/* Four whole cache lines a flow, one a set (the maps start them on a page): see flow.bpf.h. */
+_Static_assert(sizeof(struct roceval_flow) == 256, "a flow is four cache lines");
+_Static_assert(sizeof(struct roceval_flow_set) == 32, "two sets to a cache line");
+
 struct roceval_flow_cold {
-	__u64 first_jiffies;
 	__u64 violations; /* frames that broke a warning- or error-severity rule */
 	__u32 rule[RULE__COUNT];
 	/*
