@@ -13,7 +13,7 @@ V         ?= 0
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE
-BPF_CFLAGS := -target bpf -O2 -g -Wall -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUTPUT) -I.
+BPF_CFLAGS := -target bpf -O2 -g -Wall -fno-strict-aliasing -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUTPUT) -I.
 LDLIBS    := -lbpf -lelf -lz -lpcap -lxdp -lm -lmicrohttpd -lpthread -lncursesw
 
 ifeq ($(V),1)

@@ -147,14 +147,19 @@ static __always_inline void frame_addresses(struct frame_info *fi, const __u8 *i
 {
 	fi->ipv6 = ipv6;
 	fi->ip_id = ipv6 ? 0 : rd16(ip + 4);
+	/* word by word: a memcpy from an offset clang cannot prove aligned is byte by byte (rd16) */
 	if (ipv6) {
-		__builtin_memcpy(fi->saddr, ip + 8, 16);
-		__builtin_memcpy(fi->daddr, ip + 24, 16);
+		((__u64 *)fi->saddr)[0] = *(const __u64 *)(ip + 8);
+		((__u64 *)fi->saddr)[1] = *(const __u64 *)(ip + 16);
+		((__u64 *)fi->daddr)[0] = *(const __u64 *)(ip + 24);
+		((__u64 *)fi->daddr)[1] = *(const __u64 *)(ip + 32);
 	} else {
-		__builtin_memset(fi->saddr, 0, 16);
-		__builtin_memset(fi->daddr, 0, 16);
-		__builtin_memcpy(fi->saddr, ip + 12, 4);
-		__builtin_memcpy(fi->daddr, ip + 16, 4);
+		((__u32 *)fi->saddr)[0] = *(const __u32 *)(ip + 12);
+		((__u32 *)fi->saddr)[1] = 0;
+		((__u64 *)fi->saddr)[1] = 0;
+		((__u32 *)fi->daddr)[0] = *(const __u32 *)(ip + 16);
+		((__u32 *)fi->daddr)[1] = 0;
+		((__u64 *)fi->daddr)[1] = 0;
 	}
 }
 

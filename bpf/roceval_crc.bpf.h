@@ -223,7 +223,11 @@ static __always_inline __u32 roceval_icrc(__u8 *area, __u32 len)
 /* The stored ICRC: least-significant byte first. */
 static __always_inline __u32 roceval_load_le32(const __u8 *p)
 {
-	return (__u32)p[0] | (__u32)p[1] << 8 | (__u32)p[2] << 16 | (__u32)p[3] << 24;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return *(const __u32 *)p;
+#else
+	return __builtin_bswap32(*(const __u32 *)p);
+#endif
 }
 
 #endif /* ROCEVAL_CRC_BPF_H */
