@@ -603,6 +603,24 @@ def test_deleted_interface_leaves_stale_pins_that_attach_and_detach_handle(netns
     assert not pin_dir(netns.if_rx, netns.rx).exists()
 
 
+def test_an_attachment_by_another_build_is_refused_before_its_maps_are_read(netns):
+    """A lookup copies the map's value size into the reader's struct: pins whose layout is not
+    this build's (an upgrade while attached) must be refused, not read past the struct's end."""
+    attach(netns)
+    sets = pin_dir(netns.if_rx, netns.rx) / "flow_sets"
+    sets.unlink()
+    # another build's sets: 24-byte values where this build's are 32
+    subprocess.run(["bpftool", "map", "create", str(sets), "type", "array", "key", "4", "value", "24",
+                    "entries", "1", "name", "flow_sets"], check=True)
+    want = (f"roceval: {netns.if_rx}: attached by another build of roceval (its flow_sets map holds "
+            f"24-byte values, this build's 32); 'roceval detach {netns.if_rx}' and attach again\n")
+    for args in (("status", netns.if_rx), ("stats", netns.if_rx), ("config", netns.if_rx), ("status",)):
+        res = run(*args, netns=netns.rx)
+        assert (res.returncode, res.stdout, res.stderr) == (1, "", want), args
+    run("detach", netns.if_rx, netns=netns.rx, check=True)
+    assert not pin_dir(netns.if_rx, netns.rx).exists()
+
+
 def test_trace_pcapng_to_stdout(netns, pcaps, tmp_path):
     """--pcap - writes only the pcapng on stdout, so it pipes into tshark -r -."""
     attach(netns)

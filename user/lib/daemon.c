@@ -188,6 +188,8 @@ static int bring_up(const struct daemon_config *cfg, struct served *s, bool *fre
 		memset(&s->last, 0, sizeof(s->last));
 		fprintf(stderr, "roceval: %s: attached (%s mode, program %u)\n", s->ifname,
 			live_mode_name(s->li.mode), s->li.prog_id);
+	} else if (err == -EPROTO) {
+		live_warn_layout(s->ifname);
 	} else if (err) {
 		pr_warn("%s: couldn't open the pinned attachment: %s", s->ifname, strerror(-err));
 	} else {

@@ -32,11 +32,65 @@
 #include "common.h"
 #include "live.h"
 #include "pins.h"
+#include "roceval_cm.h"
 
 bool live_stale(const struct live_iface *li)
 {
 	return pins_stale_ns(li->netns, li->ifname, li->this_netns,
 			     li->this_netns ? (int)if_nametoindex(li->ifname) : 0);
+}
+
+/*
+ * The pinned maps whose values this build reads into its own structs.  A
+ * lookup copies the map's value size, not the reader's, so the maps of an
+ * attachment another build of roceval made (an upgrade while attached) are
+ * checked before any is read.
+ */
+static const struct {
+	const char *name;
+	__u32 value_size;
+} pinned_layouts[] = {
+	{ "meta", sizeof(struct live_meta) },
+	{ "counters", sizeof(struct roceval_counters) },
+	{ "settings", sizeof(struct roceval_settings) },
+	{ "flows", sizeof(struct roceval_flow) },
+	{ "flow_sets", sizeof(struct roceval_flow_set) },
+	{ "flow_cold", sizeof(struct roceval_flow_cold) },
+	{ "cm_conns", sizeof(struct roceval_conn) },
+	{ "cm_ends", sizeof(struct roceval_cm_end) },
+	{ "latency", sizeof(struct roceval_latency_hist) },
+	{ "trace_filters", sizeof(struct roceval_trace_filter) },
+};
+static char layout_mismatch[128];
+
+void live_warn_layout(const char *ifname)
+{
+	pr_warn("%s: attached by another build of roceval (%s); 'roceval detach %s' and attach again", ifname,
+		layout_mismatch, ifname);
+}
+
+/* 0, -EPROTO when a pinned map's values are not this build's size, or -errno. */
+static int check_layouts(const char *ns, const char *ifname)
+{
+	for (size_t i = 0; i < sizeof(pinned_layouts) / sizeof(pinned_layouts[0]); i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd = pin_get_ns(ns, ifname, pinned_layouts[i].name);
+		int err;
+
+		if (fd < 0)
+			continue; /* absent: opening it says so where it is needed */
+		err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+		close(fd);
+		if (err)
+			return err;
+		if (info.value_size != pinned_layouts[i].value_size) {
+			snprintf(layout_mismatch, sizeof(layout_mismatch), "its %s map holds %u-byte values, this build's %u",
+				 pinned_layouts[i].name, info.value_size, pinned_layouts[i].value_size);
+			return -EPROTO;
+		}
+	}
+	return 0;
 }
 
 /* Optional maps that only work together (a flow table's parts): all, or -1 for all. */
@@ -79,6 +133,8 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	snprintf(out->netns, sizeof(out->netns), "%s", ns);
 	out->this_netns = !strcmp(ns, live_netns());
 	out->netns_ino = strtoull(ns + strlen("netns-"), NULL, 10);
+	if ((err = check_layouts(ns, ifname)))
+		return err;
 
 	fd = pin_get_ns(ns, ifname, "meta");
 	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &meta)) {
@@ -155,6 +211,8 @@ int live_open_report(const char *ifname, struct live_iface *out)
 	} else if (err == -EUCLEAN) {
 		pr_warn("%s: pins in %s/%s/%s are incomplete; 'roceval detach %s' removes them", ifname,
 			live_pin_root(), live_netns(), ifname, ifname);
+	} else if (err == -EPROTO) {
+		live_warn_layout(ifname);
 	} else if (err == -EXDEV) {
 		/* live_init() said why */
 	} else if (err == -EPERM || err == -EACCES) {

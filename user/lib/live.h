@@ -97,9 +97,15 @@ int live_pin_dir(char *buf, size_t len, const char *ifname);
  */
 int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		const struct roceval_settings *settings, struct live_iface *out);
-/* Opens the pins of an existing attachment. -ENOENT when the interface has none. */
+/*
+ * Opens the pins of an existing attachment. -ENOENT when the interface has
+ * none; -EPROTO when another build of roceval made it, with maps laid out
+ * otherwise (live_warn_layout() says which).
+ */
 int live_open(const char *ifname, struct live_iface *out);
-/* live_open() that prints why it failed: no such interface, not attached, damaged pins. */
+/* Prints the last -EPROTO of live_open(): which map, its value size and this build's, and what to do. */
+void live_warn_layout(const char *ifname);
+/* live_open() that prints why it failed: no such interface, not attached, damaged pins, another build's. */
 int live_open_report(const char *ifname, struct live_iface *out);
 /* Bytes the kernel charges for the program's maps (memlock in fdinfo) and how many maps. */
 int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps);

@@ -32,12 +32,15 @@ int status_open(const char *ifname, bool all, struct live_iface *li, int max)
 	for (int i = 0; i < n; i++) {
 		int err = all ? live_open_ref(&refs[i], &li[opened]) : live_open_report(names[i], &li[opened]);
 
-		if (err && all)
+		if (err == -EPROTO && all)
+			live_warn_layout(refs[i].ifname);
+		else if (err && all)
 			pr_warn("%s/%s: Couldn't open the pins: %s", refs[i].netns, refs[i].ifname,
 				strerror(-err));
 		opened += !err;
 	}
-	return opened;
+	/* attachments there, none readable: said above, and not "not attached" */
+	return n && !opened ? -1 : opened;
 }
 
 static const char *since_text(time_t t, char *buf, size_t len)
