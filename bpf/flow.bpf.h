@@ -336,7 +336,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 
 		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC) {
 			/* read only where a time is kept or compared: live it is a helper call */
-			if (duplicate || latency_due(s, cnt, cfg))
+			if (duplicate || latency_due(s, cnt, cfg, f))
 				frame_clock(s, cnt);
 			if (duplicate) {
 				retx_resent(s, cnt, f);

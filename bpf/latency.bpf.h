@@ -62,23 +62,46 @@ static __always_inline void frame_clock(struct roceval_scratch *s, struct roceva
 }
 
 /*
- * Whether a new request is timed: always where its time costs nothing (a
- * replay's capture time, the NIC's stamp), else one in latency_sample per
- * CPU, the kernel's clock being a helper call a request.  One not timed is
- * held as untimed (s->timed false): its answer gives no latency.
+ * Whether the flow's last timed request still awaits its answer: its retx
+ * slot still holds it (8 requests later another has taken the slot, so a
+ * request never answered, on a one-way mirror, stops holding the flow's
+ * timing after 8) and no answer has covered it.
+ */
+static __always_inline bool timed_in_flight(const struct roceval_flow *f)
+{
+	__u32 held = ROCEVAL_RETX_WAITING | ROCEVAL_RETX_TIMED;
+	__u8 slot = f->timed_slot;
+
+	return slot && (f->retx[(slot - 1) & (ROCEVAL_RETX_SLOTS - 1)].psn_bits & held) == held;
+}
+
+/*
+ * Whether a new request of flow f is timed: always where its time costs
+ * nothing (a replay's capture time, the NIC's stamp), else one in
+ * latency_sample per CPU, or with latency_sample=flow when none of the
+ * flow's timed requests awaits its answer (TCP samples its RTT so): the
+ * kernel's clock is a helper call a request.  One not timed is held as
+ * untimed (s->timed false): its answer gives no latency.
  */
 static __always_inline bool latency_due(struct roceval_scratch *s, struct roceval_counters *cnt,
-					const struct roceval_settings *cfg)
+					const struct roceval_settings *cfg, const struct roceval_flow *f)
 {
+	bool due;
+
 	if (replay_clock || s->nic_stamp || nic_clock || cfg->latency_sample <= 1)
 		return true;
-	if (++s->latency_tick < cfg->latency_sample) {
+	if (cfg->latency_sample == ROCEVAL_LATENCY_PER_FLOW) {
+		due = !timed_in_flight(f);
+	} else {
+		due = ++s->latency_tick >= cfg->latency_sample;
+		if (due)
+			s->latency_tick = 0;
+	}
+	if (!due) {
 		s->timed = false;
 		cnt->total[TOTAL_LATENCY_SKIPPED]++;
-		return false;
 	}
-	s->latency_tick = 0;
-	return true;
+	return due;
 }
 
 /* Whether `ticks` is a time difference backwards (see ROCEVAL_LAT_BUCKETS). */

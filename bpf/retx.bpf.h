@@ -314,6 +314,8 @@ static __always_inline void retx_sent(const struct roceval_scratch *s, struct ro
 	held->ip_id = fi->ip_id;
 	held->sport = fi->sport;
 	held->sent_t = s->now_t;
+	if (s->timed)
+		f->timed_slot = (fi->psn & (ROCEVAL_RETX_SLOTS - 1)) + 1;
 }
 
 #endif /* ROCEVAL_RETX_BPF_H */

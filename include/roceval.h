@@ -124,6 +124,9 @@ struct roceval_settings {
 	__u32 latency_sample; /* time 1 of every N new requests with the kernel's clock; 0 and 1 mean all */
 };
 
+/* latency_sample=flow: a flow's new request is timed when none of its timed ones awaits its answer */
+#define ROCEVAL_LATENCY_PER_FLOW 0xFFFFFFFFu
+
 #define ROCEVAL_ANY_QPN 0xFFFFFFFFu
 
 /*
@@ -269,7 +272,8 @@ struct roceval_hint_key {
  */
 struct roceval_flow {
 	struct roceval_flow_key key;
-	__u32 pmtu;		   /* learned from FIRST/MIDDLE payloads, 0 until then */
+	__u16 pmtu;		   /* learned from FIRST/MIDDLE payloads, 0 until then */
+	__u8 timed_slot;	   /* 1 + the retx slot of its last timed request, 0 if none (latency_sample=flow) */
 	struct roceval_flow_space req;
 	struct roceval_flow_space resp;
 	__u32 last_msn;

@@ -117,6 +117,7 @@ BAD_OPTIONS = [
     (("--set", "icrc_sample=0"), "icrc_sample=0"),
     (("--set", "latency_sample=0"), "latency_sample=0"),
     (("--set", "latency_sample=x"), "latency_sample=x"),
+    (("--set", "latency_sample=flows"), "latency_sample=flows: expected flow, or a whole number"),
     (("--frobnicate",), "--frobnicate"), (("-x",), "-x"), (("--json=yes",), "--json"),
     (("--pmtu",), "--pmtu"),
 ]

@@ -371,6 +371,30 @@ def test_latency_sample_times_one_new_request_in_n_live(netns, tmp_path):
     assert nonzero_rules(st) == nonzero_rules(r)
 
 
+def test_latency_sample_flow_times_a_request_when_none_of_its_flow_awaits_an_answer(netns, tmp_path):
+    c = cm_mad.Conn()
+    p = c.b_psn
+    frames = c.handshake()
+    # each SEND answered before the next: every one is timed, and every ACK gives a latency
+    for i in range(4):
+        frames += [c.to_b("SEND_ONLY", p + i, 64), c.to_a("ACKNOWLEDGE", p + i)]
+    # 10 SENDs in a row: the first is timed and awaits its answer while the next 8 go untimed;
+    # the 9th takes the first's retransmission slot (8 slots), so the 10th is timed again, as on
+    # a one-way mirror that never sees an answer; one ACK covers them all: one latency more
+    frames += [c.to_b("SEND_ONLY", p + 4 + i, 64) for i in range(10)]
+    frames += [c.to_a("ACKNOWLEDGE", p + 13)]
+    st, status = live_stats(netns, tmp_path, frames, lambda: run(
+        "status", netns.if_rx, netns=netns.rx, check=True).stdout, settings=["latency_sample=flow"])
+    assert st["latency"]["ack"]["count"] == 5
+    # 6 requests and the 5 ACKs that answered them read the clock
+    assert [st[k] for k in CLOCKS] == [0, 11, 0, 0, 8]
+    assert "latency_sample flow" in status
+    assert "1 new request per flow in flight timed (latency_sample=flow): 8 not" in status.splitlines()[3]
+    # a replay's time is free: every request is timed
+    r = replay(tmp_path, frames, "--set", "latency_sample=flow")
+    assert r["latency_skipped"] == 0 and r["timed_capture"] > 14
+
+
 @pytest.mark.parametrize("mode", ["native", "generic", "tc"])
 def test_the_clock_each_attachment_can_use(netns, mode):
     # only native XDP bound to the device may ask the driver for receive timestamps

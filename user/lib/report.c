@@ -141,7 +141,10 @@ static void status_text(const struct live_iface *li, const struct status *st, bo
 							 : "off (observe only)");
 	printf("  %-12s ", "clock");
 	latency_clock_text(stdout, st->c.total, li->nic_clock, li->ifname);
-	if (st->c.total[TOTAL_LATENCY_SKIPPED])
+	if (st->c.total[TOTAL_LATENCY_SKIPPED] && st->cfg.latency_sample == ROCEVAL_LATENCY_PER_FLOW)
+		printf("  %-12s 1 new request per flow in flight timed (latency_sample=flow): %llu not\n", "",
+		       (unsigned long long)st->c.total[TOTAL_LATENCY_SKIPPED]);
+	else if (st->c.total[TOTAL_LATENCY_SKIPPED])
 		printf("  %-12s 1 new request in %u timed (latency_sample): %llu not\n", "", st->cfg.latency_sample,
 		       (unsigned long long)st->c.total[TOTAL_LATENCY_SKIPPED]);
 	printf("  %-12s %llu\n  %-12s %llu\n", "frames", (unsigned long long)st->c.total[TOTAL_FRAMES], "roce",

@@ -109,8 +109,10 @@ int settings_set(struct roceval_settings *s, const char *key, const char *value,
 			FAIL("icrc_sample=%s: expected a whole number from 1 (check every frame) up", value);
 		s->icrc_sample = v;
 	} else if (!strcmp(key, "latency_sample")) {
-		if (!parse_u32(value, 1000000000, &v) || !v)
-			FAIL("latency_sample=%s: expected a whole number from 1 (time every request) up", value);
+		if (!strcmp(value, "flow"))
+			v = ROCEVAL_LATENCY_PER_FLOW;
+		else if (!parse_u32(value, 1000000000, &v) || !v)
+			FAIL("latency_sample=%s: expected flow, or a whole number from 1 (time every request) up", value);
 		s->latency_sample = v;
 	} else if (!strcmp(key, "trace_rate")) {
 		if (!parse_u32(value, 1000000, &v) || !v)
@@ -180,7 +182,10 @@ int settings_format(const struct roceval_settings *s, const char *key, char *buf
 	} else if (!strcmp(key, "icrc_sample")) {
 		snprintf(buf, len, "%u", s->icrc_sample ? s->icrc_sample : 1);
 	} else if (!strcmp(key, "latency_sample")) {
-		snprintf(buf, len, "%u", s->latency_sample ? s->latency_sample : 1);
+		if (s->latency_sample == ROCEVAL_LATENCY_PER_FLOW)
+			snprintf(buf, len, "flow");
+		else
+			snprintf(buf, len, "%u", s->latency_sample ? s->latency_sample : 1);
 	} else if (!strcmp(key, "trace_rate")) {
 		snprintf(buf, len, "%u", s->trace_rate);
 	} else if (!strcmp(key, "trace_burst")) {

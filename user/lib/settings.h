@@ -33,12 +33,13 @@
 	  SETTING_BREAK "README); strict: as IBA RD (RDETH, DETH on requests)")                \
 	X(icrc_sample, "N",                                                                     \
 	  "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)")              \
-	X(latency_sample, "N",                                                                  \
+	X(latency_sample, "N|flow",                                                             \
 	  "time 1 of every N new reliable-connection requests per CPU for the latencies"        \
 	  SETTING_BREAK "where the kernel's clock times them (a clock read each, live); the"    \
 	  SETTING_BREAK "others give no latency and no retx_timeout_early judgement; default 1" \
-	  SETTING_BREAK "(all).  Replayed and NIC-stamped frames are always timed: their time"  \
-	  SETTING_BREAK "costs nothing")                                                        \
+	  SETTING_BREAK "(all).  flow: time a flow's new request only when none of its timed"   \
+	  SETTING_BREAK "ones awaits its answer, as TCP samples its round trip.  Replayed and"  \
+	  SETTING_BREAK "NIC-stamped frames are always timed: their time costs nothing")        \
 	X(trace_rate, "N",                                                                      \
 	  "trace samples per second at most, per CPU (token bucket); default 100")              \
 	X(trace_burst, "N", "trace samples allowed in a burst, per CPU; default 100")              \
