@@ -47,6 +47,8 @@ extern const struct command cmd_bench;
  * times to the nanosecond, so these are averaged.
  */
 #define CLOCK_FRAMES 4096
+/* The clock's figures, each against latency_sample never due: every request timed, and =flow. */
+enum { CLOCK_EVERY, CLOCK_FLOW, NCLOCK };
 /* The frame of the flow-count sweep: RC SEND_ONLY, 256 bytes, IPv4 (frames[2]). */
 #define SWEEP_FRAME 2
 /* The ACK answering each SEND of the answered stream: frames[0], from the responder. */
@@ -581,16 +583,19 @@ static int measure_flows(struct bench_pass_bpf *pass, const struct frame *f, con
  * What the kernel's clock costs an attached program: a new request timed
  * (latency_sample=1, the default) and not (latency_sample never due), a
  * frame a test run of the live program; a replay times frames by the
- * capture instead.  The other figures of these runs are the test run's
- * cold caches: only the difference is reported.
+ * capture instead.  Then latency_sample=flow on the same stream, whose
+ * requests nothing answers: one in 9 reads the clock.  The other figures
+ * of these runs are the test run's cold caches: only differences are
+ * reported.
  */
 static int measure_clock(struct roceval_bpf *skel, const struct frame *f, unsigned int repeat, unsigned int rounds,
-			 double *clock_ns)
+			 double clock_ns[NCLOCK])
 {
+	static const char *const sampling[NCLOCK + 1] = { SAMPLE_NEVER, "1", "flow" };
 	unsigned int frames = repeat < CLOCK_FRAMES ? repeat : CLOCK_FRAMES;
 	int prog_fd = bpf_program__fd(skel->progs.roceval_xdp);
 	int settings_fd = bpf_map__fd(skel->maps.settings);
-	double *samples = calloc(2 * rounds, sizeof(*samples)), ns;
+	double *samples = calloc((NCLOCK + 1) * rounds, sizeof(*samples)), ns;
 	struct stream st = { .f = *f, .qpn = CLOCK_QPN, .flows = 1 };
 	struct roceval_settings cfg;
 	int err = 0;
@@ -604,18 +609,16 @@ static int measure_clock(struct roceval_bpf *skel, const struct frame *f, unsign
 	/* the flow's first frame creates it: not one of the steady frames timed */
 	err = run_frames(prog_fd, &st, 1, &ns);
 	for (unsigned int r = 0; r < rounds && !err; r++) {
-		err = set_sampling(settings_fd, &cfg, SAMPLE_NEVER, SAMPLE_NEVER);
-		if (!err)
-			err = run_frames(prog_fd, &st, frames, &samples[r]);
-		if (!err)
-			err = set_sampling(settings_fd, &cfg, SAMPLE_NEVER, "1");
-		if (!err)
-			err = run_frames(prog_fd, &st, frames, &samples[rounds + r]);
+		for (int m = 0; m <= NCLOCK && !err; m++) {
+			err = set_sampling(settings_fd, &cfg, SAMPLE_NEVER, sampling[m]);
+			if (!err)
+				err = run_frames(prog_fd, &st, frames, &samples[m * rounds + r]);
+		}
 	}
 	if (!err)
 		err = check_stream(skel, &st);
-	if (!err)
-		*clock_ns = median(samples + rounds, rounds) - median(samples, rounds);
+	for (int m = 0; m < NCLOCK && !err; m++)
+		clock_ns[m] = median(samples + (m + 1) * rounds, rounds) - median(samples, rounds);
 	free(samples);
 	return err;
 }
@@ -629,7 +632,8 @@ static double ack_over_baseline(const double flows_ns[NFLOWROWS][2])
 	return 2 * (flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0]) - (flows_ns[0][1] - flows_ns[0][0]);
 }
 
-static void print_json(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2], double clock_ns)
+static void print_json(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2],
+		       const double clock_ns[NCLOCK])
 {
 	struct json_writer w;
 
@@ -694,12 +698,14 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 	json_string(&w, "clock", "kernel");
 	json_u64(&w, "payload", frames[SWEEP_FRAME].payload);
 	json_string(&w, "family", frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
-	json_double(&w, "request_timed_ns", clock_ns, 1);
+	json_double(&w, "request_timed_ns", clock_ns[CLOCK_EVERY], 1);
+	json_double(&w, "flow_sampled_ns", clock_ns[CLOCK_FLOW], 1);
 	json_object_end(&w);
 	json_end(&w);
 }
 
-static void print_table(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2], double clock_ns,
+static void print_table(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2],
+			const double clock_ns[NCLOCK],
 			unsigned int repeat, unsigned int rounds)
 {
 	printf("Median of %u rounds of %u runs per frame; ns per frame.\n\n", rounds, repeat);
@@ -740,7 +746,8 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	printf("%9.1f %8.1f %9.1f %9.1f\n", flows_ns[NSWEEP][0], flows_ns[NSWEEP][1],
 	       flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0], ack_over_baseline(flows_ns));
 	printf("\nTiming a new request by the kernel's clock, live (latency_sample=1, the default,\n"
-	       "against never): %.1f ns a request\n", clock_ns);
+	       "against never): %.1f ns a request; latency_sample=flow, no request answered: %.1f\n",
+	       clock_ns[CLOCK_EVERY], clock_ns[CLOCK_FLOW]);
 	printf("\nicrc/zlib = (full - headers) / zlib; hdr-base = headers - baseline.\n"
 	       "Mpps and Gb/s are one core running the full program; frame is the Ethernet\n"
 	       "frame without FCS, and Gb/s counts those bytes.  sampleN is the full program\n"
@@ -793,7 +800,7 @@ static int bench_frames(bool json, unsigned int repeat, unsigned int rounds)
 	enum { NFRAMES = 2 * sizeof(payloads) / sizeof(payloads[0]) };
 	struct bench_pass_bpf *pass = NULL;
 	struct roceval_bpf *skel = NULL;
-	double flows_ns[NFLOWROWS][2], clock_ns;
+	double flows_ns[NFLOWROWS][2], clock_ns[NCLOCK];
 	struct frame *frames = calloc(NFRAMES, sizeof(*frames));
 	int err = -1;
 
@@ -816,7 +823,7 @@ static int bench_frames(bool json, unsigned int repeat, unsigned int rounds)
 	if (!err)
 		err = measure(skel, pass, frames, NFRAMES, repeat, rounds);
 	if (!err)
-		err = measure_clock(skel, &frames[SWEEP_FRAME], repeat, rounds, &clock_ns);
+		err = measure_clock(skel, &frames[SWEEP_FRAME], repeat, rounds, clock_ns);
 	if (!err)
 		err = measure_flows(pass, &frames[SWEEP_FRAME], &frames[ACK_FRAME], repeat, rounds, flows_ns);
 	if (!err && json)
@@ -873,8 +880,9 @@ const struct command cmd_bench = {
 		"such ACKs their requests are no longer looked for.  Last, what timing a new\n"
 		"request by the kernel's clock costs an attached program (latency_sample=1 against\n"
 		"never; a replay times frames by the capture, for free), from single-frame runs of\n"
-		"the live program.  No other figure includes that clock: their runs time frames by\n"
-		"the time a replay record carries.\n\n"
+		"the live program, and what latency_sample=flow costs against never where no\n"
+		"request is answered (one in 9 is timed).  No other figure includes that clock:\n"
+		"their runs time frames by the time a replay record carries.\n\n"
 		"Each figure is the median over the rounds of the kernel's average time per run.\n"
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
 		"and no rule broken; after it, every steady flow must have counted each of its\n"
@@ -895,7 +903,7 @@ const struct command cmd_bench = {
 		"                    answered (\"ack\"), payload, family, the same four per frame,\n"
 		"                    and ack_over_baseline_ns, the ACK alone (twice the stream's\n"
 		"                    figure less the 1-flow SEND's); then clock (\"kernel\"),\n"
-		"                    payload, family and request_timed_ns\n"
+		"                    payload, family, request_timed_ns and flow_sampled_ns\n"
 		"  -l, --live        instead, Mpps per core through a real veth pair: in a network\n"
 		"                    namespace of its own (gone when the bench ends), frames sent\n"
 		"                    in XDP live-frames mode into one end, received in native XDP\n"
