@@ -272,8 +272,7 @@ struct roceval_hint_key {
  */
 struct roceval_flow {
 	struct roceval_flow_key key;
-	__u16 pmtu;		   /* learned from FIRST/MIDDLE payloads, 0 until then */
-	__u8 timed_slot;	   /* 1 + the retx slot of its last timed request, 0 if none (latency_sample=flow) */
+	__u32 pmtu;		   /* learned from FIRST/MIDDLE payloads, 0 until then */
 	struct roceval_flow_space req;
 	struct roceval_flow_space resp;
 	__u32 last_msn;
@@ -299,6 +298,12 @@ struct roceval_flow {
 	__u32 read_next;
 	__u32 read_end;
 	__u16 answered_window; /* responses: the PSN window of answered_slot | 0x8000, 0 if none */
+	/*
+	 * 1 + the retx slot of its last timed request, 0 if none: whether one
+	 * awaits its answer (latency_sample=flow).  Written on every timed
+	 * request, whatever the mode: testing the mode first measured no cheaper.
+	 */
+	__u8 timed_slot;
 };
 
 /* Four whole cache lines a flow, one a set (the maps start them on a page): see flow.bpf.h. */
