@@ -166,20 +166,9 @@ static __always_inline void answer_ack(struct roceval_scratch *s, struct roceval
 				       bool read_resp)
 {
 	__u32 psn = s->fi.psn;
-	bool timed = false;
 
 	if (!read_resp && (r->read_next & ROCEVAL_RETX_HELD) && !psn_ahead(r->read_next & ROCE_PSN_MASK, psn))
 		r->read_next = 0;
-
-	for (int i = 0; i < ROCEVAL_RETX_SLOTS; i++) {
-		__u32 bits = r->retx[i].psn_bits;
-
-		if ((bits & (ROCEVAL_RETX_WAITING | ROCEVAL_RETX_READ)) == ROCEVAL_RETX_WAITING &&
-		    !psn_ahead(bits & ROCE_PSN_MASK, psn))
-			timed = true;
-	}
-	if (timed)
-		answer_clock(s, cnt);
 
 	for (int i = 0; i < ROCEVAL_RETX_SLOTS; i++) {
 		struct roceval_retx_slot *slot = &r->retx[i];
@@ -188,7 +177,11 @@ static __always_inline void answer_ack(struct roceval_scratch *s, struct roceval
 		if (!(bits & ROCEVAL_RETX_WAITING) || psn_ahead(bits & ROCE_PSN_MASK, psn))
 			continue;
 		slot->psn_bits = bits & ~ROCEVAL_RETX_WAITING;
-		if (s->timed && !(bits & ROCEVAL_RETX_READ))
+		if (bits & ROCEVAL_RETX_READ)
+			continue;
+		/* the first request this ACK answers reads the clock; the rest share its time */
+		answer_clock(s, cnt);
+		if (s->timed)
 			answer_count(r, LAT_ACK, s->now_t - slot->sent_t);
 	}
 }
