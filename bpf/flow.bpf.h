@@ -90,6 +90,26 @@ static __always_inline struct roceval_flow *flow_find(const struct roceval_flow_
 }
 
 /*
+ * The frame's flow, tried first in the slot where this CPU last found one:
+ * a message's packets arrive in a row and RSS keeps a QP on one CPU, so on
+ * a hit the hash and the sets are not read, and the entry is in the cache
+ * either way.  A slot being emptied or taken over holds no packets yet.
+ */
+static __always_inline struct roceval_flow *flow_lookup(struct roceval_scratch *s)
+{
+	__u32 slot = s->last_flow;
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+
+	/* the QP first: where the last flow was another, this is what usually tells */
+	if (f && f->key.dqpn == s->fi.key.dqpn && f->packets && flow_key_equal(&f->key, &s->fi.key))
+		return f;
+	f = flow_find(&s->fi.key);
+	if (f)
+		s->last_flow = f->cold;
+	return f;
+}
+
+/*
  * In the set that has taken fewer flows, in its oldest slot.  Two CPUs
  * creating flows in one set at once take different slots (the atomic
  * count); two creating the same flow leave it in two slots, of which
@@ -273,7 +293,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	bool duplicate = false;
 	struct roceval_flow *f;
 
-	f = flow_find(&fi->key);
+	f = flow_lookup(s);
 	if (!f) {
 		f = flow_create(s, cnt);
 		if (!f)

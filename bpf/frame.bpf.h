@@ -165,6 +165,7 @@ struct roceval_scratch {
 	bool clocked;	 /* a response's time was read (answer_clock) */
 	__u32 latency_tick; /* latency_sample countdown, per CPU */
 	__u64 nic_stamp; /* the NIC's receive timestamp of the frame (roceval_xdp_nic), 0 if none */
+	__u32 last_flow; /* the flows slot this CPU's last lookup found (flow_lookup) */
 };
 
 /*

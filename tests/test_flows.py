@@ -215,6 +215,28 @@ def test_a_new_flow_in_an_evicted_flows_slot_starts_clean(tmp_path):
     assert [(f["violations"], f["rules"]) for f in r["flows"]] == [(0, {})] * 8
 
 
+def test_flows_sharing_a_qp_number_in_runs_stay_apart(tmp_path):
+    # The same DestQP from two hosts, in runs of frames and alternating, then the first host's
+    # flow evicted between two of its frames: each frame is judged on its own flow every time
+    c = "192.0.2.3"
+    frames = [req("SEND_ONLY", p, qp=7, payload=4) for p in (1, 2)]
+    frames += [req("SEND_ONLY", p, qp=7, src=c, payload=4) for p in (100, 101)]
+    frames += [req("SEND_ONLY", 3, qp=7, payload=4), req("SEND_ONLY", 102, qp=7, src=c, payload=4)]
+    r = replay(tmp_path, frames, "--top", "10")
+    assert nonzero_rules(r) == {}
+    assert sorted((f["src"], f["packets"]) for f in r["flows"]) == [(A, 3), (c, 3)]
+    # a table of one set: eight other flows between A's two frames take every slot, A's too
+    frames = [req("SEND_ONLY", 1, qp=7, payload=4)]
+    frames += [req("SEND_ONLY", 1, qp=7, src=f"192.0.2.{10 + i}", payload=4) for i in range(8)]
+    frames += [req("SEND_ONLY", 5, qp=7, payload=4)]
+    r = replay(tmp_path, frames, "--flows", "4", "--top", "10")
+    assert nonzero_rules(r) == {"flow_evicted": 2}
+    assert [f["packets"] for f in r["flows"]] == [1] * 8
+    # a flow whose key is all zeros is not the empty slot an all-zero entry is
+    r = replay(tmp_path, [req("SEND_ONLY", p, qp=0, src="0.0.0.0", dst="0.0.0.0", payload=4) for p in (1, 2)])
+    assert [(f["src"], f["dqpn"], f["packets"]) for f in r["flows"]] == [("0.0.0.0", 0, 2)]
+
+
 def test_flows_sorted_and_limited(tmp_path):
     frames = [req("SEND_ONLY", 1, qp=q, payload=4) for q in range(5)]
     frames += [req("SEND_ONLY", 1, qp=3, payload=4)]  # a duplicate on QP 3
