@@ -93,7 +93,8 @@ static __always_inline struct roceval_flow *flow_find(const struct roceval_flow_
  * The frame's flow, tried first in the slot where this CPU last found one:
  * a message's packets arrive in a row and RSS keeps a QP on one CPU, so on
  * a hit the hash and the sets are not read, and the entry is in the cache
- * either way.  A slot being emptied or taken over holds no packets yet.
+ * either way.  A slot emptied for a new flow counts no packets until that
+ * flow's first frame is counted, so an all-zero key never matches one.
  */
 static __always_inline struct roceval_flow *flow_lookup(struct roceval_scratch *s)
 {

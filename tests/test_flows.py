@@ -225,12 +225,14 @@ def test_flows_sharing_a_qp_number_in_runs_stay_apart(tmp_path):
     r = replay(tmp_path, frames, "--top", "10")
     assert nonzero_rules(r) == {}
     assert sorted((f["src"], f["packets"]) for f in r["flows"]) == [(A, 3), (c, 3)]
-    # a table of one set: eight other flows between A's two frames take every slot, A's too
-    frames = [req("SEND_ONLY", 1, qp=7, payload=4)]
+    # a table of one set: A's flow found (its second frame), then eight other flows take every
+    # slot, A's too, so A's next frame starts a new flow wherever the last lookup found A
+    frames = [req("SEND_ONLY", p, qp=7, payload=4) for p in (1, 2)]
     frames += [req("SEND_ONLY", 1, qp=7, src=f"192.0.2.{10 + i}", payload=4) for i in range(8)]
-    frames += [req("SEND_ONLY", 5, qp=7, payload=4)]
+    frames += [req("SEND_ONLY", 9, qp=7, payload=4)]
     r = replay(tmp_path, frames, "--flows", "4", "--top", "10")
     assert nonzero_rules(r) == {"flow_evicted": 2}
+    assert sorted((f["src"], f["packets"]) for f in r["flows"])[0] == (A, 1)
     assert [f["packets"] for f in r["flows"]] == [1] * 8
     # a flow whose key is all zeros is not the empty slot an all-zero entry is
     r = replay(tmp_path, [req("SEND_ONLY", p, qp=0, src="0.0.0.0", dst="0.0.0.0", payload=4) for p in (1, 2)])
