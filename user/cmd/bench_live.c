@@ -110,7 +110,10 @@ static int live_seen(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool
 	return err;
 }
 
-/* Mpps of `count` copies of the frame sent into LIVE_TX and received by rx_fd on LIVE_RX; -EPROTO when most were dropped. */
+/*
+ * Mpps of `count` copies of the frame sent into LIVE_TX and received by
+ * rx_fd on LIVE_RX; -EPROTO when most of them were dropped.
+ */
 static int live_run(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool roceval,
 		    int tx_ifindex, int rx_ifindex, const struct frame *f, __u32 count, double *mpps,
 		    __u64 *received)
@@ -156,7 +159,7 @@ static int live_run(struct roceval_bpf *skel, struct bench_pass_bpf *pass, bool 
 /*
  * A round in which the receiver got fewer than half the frames is run
  * again: it no longer timed one core doing both (veth dropped most frames
- * at its ring).  Here 3 of 17 runs of the bench once ended on such a round
+ * at its ring).  Here 3 of 21 runs of the bench once ended on such a round
  * (36 rounds a run; 364k of 1M frames received), then none of 26.
  */
 #define LIVE_ATTEMPTS 3
