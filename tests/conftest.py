@@ -29,6 +29,30 @@ def pin_dir(ifname=None, netns=None):
     return d / ifname if ifname else d
 
 
+def refusal(ns, why="out of reach"):
+    return ("roceval: /sys/fs/bpf is not the host's bpffs in this mount namespace (a private one, as "
+            f"'ip netns exec' or a container makes) and the host's is {why}: pins made here would vanish "
+            f"with this command; run 'nsenter --net=/run/netns/{ns} roceval ...' instead, or mount the "
+            "host's bpffs on /sys/fs/bpf\n")
+
+
+def host_root():
+    """Where a command in a private mount namespace reaches the host's root: through pid 1, or,
+    where pid 1's links are closed even to root (a VM's init agent), through kthreadd, which like
+    every kernel thread lives in the initial namespaces; None where neither is open."""
+    try:
+        os.readlink("/proc/1/ns/mnt")
+        return "/proc/1/root"
+    except OSError:
+        pass
+    try:
+        flags = int(open("/proc/2/stat").read().rsplit(")", 1)[1].split()[6])
+        os.readlink("/proc/2/ns/mnt")
+    except (OSError, ValueError, IndexError):
+        return None
+    return "/proc/2/root" if flags & 0x00200000 else None  # PF_KTHREAD
+
+
 def real_capture(name):
     """The real capture CAPTURES/name; skips the calling test, with one reason for all, if absent."""
     path = CAPTURES / name
@@ -192,8 +216,6 @@ def _environment():
         pytest.exit("the roceval tests need root (BPF, XDP and network namespaces)", returncode=2)
     if not ROCEVAL.exists():
         pytest.exit(f"{ROCEVAL} is missing: run 'make' first", returncode=2)
-    if not os.path.ismount("/sys/fs/bpf"):
-        subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"], check=True)
 
 
 @pytest.fixture(scope="session")

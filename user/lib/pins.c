@@ -24,8 +24,17 @@
 #include "pins.h"
 
 #define BPFFS "/sys/fs/bpf"
-/* pid 1's view of the host's bpffs, for a command run in a private mount namespace */
-#define HOST_BPFFS "/proc/1/root/sys/fs/bpf"
+
+/*
+ * Namespace inodes the kernel fixes for its initial namespaces: the pid
+ * namespace's since 3.8, the mount namespace's since 6.18 (on older kernels
+ * it is allocated, and allocated inodes start at 0xF0000000, so no other
+ * mount namespace can ever carry this one).
+ */
+#define PID_NS_INIT_INO 0xEFFFFFFCU
+#define MNT_NS_INIT_INO 0xEFFFFFF8U
+/* task flag of kernel threads, field 9 of /proc/PID/stat */
+#define PF_KTHREAD 0x00200000U
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -61,17 +70,79 @@ static bool same_link(const char *a, const char *b)
 	return na > 0 && na == nb && !memcmp(la, lb, na);
 }
 
-/*
- * Whether this process runs in the host's mount namespace, where a bpffs it
- * mounts outlives it: pid 1's, and pid 1 the host's init, not a container's
- * (the initial pid namespace's inode is fixed, PROC_PID_INIT_INO).
- */
-static bool host_mount_ns(void)
+static bool is_kernel_thread(const char *proc)
+{
+	char path[32], buf[512], *p;
+	unsigned int flags;
+	FILE *f;
+	bool kthread = false;
+
+	snprintf(path, sizeof(path), "%s/stat", proc);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) == 1)
+		kthread = flags & PF_KTHREAD;
+	if (f)
+		fclose(f);
+	return kthread;
+}
+
+static bool ns_ino(const char *link, unsigned long long *ino)
 {
 	struct stat st;
 
-	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCU &&
-	       same_link("/proc/self/ns/mnt", "/proc/1/ns/mnt");
+	if (stat(link, &st))
+		return false;
+	*ino = st.st_ino;
+	return true;
+}
+
+static bool initial_pid_ns(void)
+{
+	unsigned long long ino;
+
+	return ns_ino("/proc/self/ns/pid", &ino) && ino == PID_NS_INIT_INO;
+}
+
+/*
+ * The process whose root holds the host's bpffs, if any does, seen through
+ * /proc: pid 1, or where its links are closed to us (a VM's init agent can
+ * refuse them even to root) kthreadd, pid 2, which like every kernel thread
+ * runs in the initial namespaces and shares pid 1's root from boot.  In a
+ * pid namespace of its own pid 1 is the container's init, whose root has the
+ * host's bpffs only if it was bound in; the caller checks what it finds.
+ */
+static const char *host_proc(void)
+{
+	char link[PATH_MAX];
+
+	if (readlink("/proc/1/ns/mnt", link, sizeof(link)) > 0)
+		return "/proc/1";
+	if (is_kernel_thread("/proc/2") && readlink("/proc/2/ns/mnt", link, sizeof(link)) > 0)
+		return "/proc/2";
+	return NULL;
+}
+
+/*
+ * Whether this process runs in the host's mount namespace, where a bpffs it
+ * mounts outlives it.  The initial mount namespace's fixed inode says so
+ * alone; else it must be host_proc()'s namespace, from the initial pid
+ * namespace (a container's pid 1 is its own).  With no evidence either way
+ * the answer is no: refusing is recoverable, pins that vanish with the
+ * command are not.
+ */
+static bool host_mount_ns(void)
+{
+	unsigned long long ino;
+	const char *proc = host_proc();
+	char link[32];
+
+	if (ns_ino("/proc/self/ns/mnt", &ino) && ino == MNT_NS_INIT_INO)
+		return true;
+	if (!proc || !initial_pid_ns())
+		return false;
+	snprintf(link, sizeof(link), "%s/ns/mnt", proc);
+	return same_link("/proc/self/ns/mnt", link);
 }
 
 const char *live_netns_name(__u64 ino, char *buf, size_t len)
@@ -109,18 +180,25 @@ static const char *netns_run_name(char *buf, size_t len)
  * The bpffs that outlives this command.  `ip netns exec` runs its command in
  * a mount namespace of its own with a fresh /sys: a bpffs mounted there, and
  * every pin in it, dies with the command, and with the pins the attachment.
- * So the host's bpffs is used through pid 1's root when this one is not it,
- * bpffs is mounted only in the host's mount namespace, and where neither can
- * be had the command refuses rather than attach for the length of its life.
+ * So the host's bpffs is used through host_proc()'s root when this one is
+ * not it, bpffs is mounted only in the host's mount namespace (as iproute2
+ * and bpftool mount it where nothing is), and where neither can be had the
+ * command refuses rather than attach for the length of its life.
  */
 static int resolve_bpffs(bool may_mount, char *out, size_t len)
 {
+	const char *proc = host_proc();
+	char host_bpffs[64] = "";
 	dev_t ours = 0, host = 0;
-	bool have_ours = is_bpffs(BPFFS, &ours), have_host = is_bpffs(HOST_BPFFS, &host);
+	bool have_ours = is_bpffs(BPFFS, &ours), have_host = false;
 
+	if (proc) {
+		snprintf(host_bpffs, sizeof(host_bpffs), "%s/root%s", proc, BPFFS);
+		have_host = is_bpffs(host_bpffs, &host);
+	}
 	if (have_host && (!have_ours || ours != host)) {
-		pr_info("using the host's bpffs through %s: %s here is not it", HOST_BPFFS, BPFFS);
-		snprintf(out, len, "%s", HOST_BPFFS);
+		pr_info("using the host's bpffs through %s: %s here is not it", host_bpffs, BPFFS);
+		snprintf(out, len, "%s", host_bpffs);
 		return 0;
 	}
 	if (have_ours) {
@@ -131,10 +209,12 @@ static int resolve_bpffs(bool may_mount, char *out, size_t len)
 		char name[NAME_MAX + 1];
 
 		pr_warn("%s is not the host's bpffs in this mount namespace (a private one, as 'ip netns "
-			"exec' or a container makes) and the host's is out of reach: pins made here would "
-			"vanish with this command; run 'nsenter --net=/run/netns/%s roceval ...' instead, or "
-			"mount the host's bpffs on %s",
-			BPFFS, netns_run_name(name, sizeof(name)), BPFFS);
+			"exec' or a container makes) and the host's is %s: pins made here would vanish with "
+			"this command; run 'nsenter --net=/run/netns/%s roceval ...' instead, or mount the "
+			"host's bpffs on %s",
+			BPFFS, proc && initial_pid_ns() ? "not mounted" : "out of reach",
+			netns_run_name(name, sizeof(name)),
+			BPFFS);
 		return -EXDEV;
 	}
 	snprintf(out, len, "%s", BPFFS);
@@ -146,6 +226,7 @@ static int resolve_bpffs(bool may_mount, char *out, size_t len)
 		pr_warn("Couldn't mount bpffs on %s: %s", BPFFS, strerror(errno));
 		return err;
 	}
+	pr_info("mounted bpffs on %s: nothing was mounted there", BPFFS);
 	return 0;
 }
 
