@@ -25,13 +25,15 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 HEADERS   := $(wildcard include/*.h) $(wildcard bpf/*.bpf.h)
-# user/lib/ is libroceval.a (everything the commands, the fuzzers and the bench share);
-# user/cmd/ holds one file per command and main.c.
-LIB_SRCS  := $(wildcard user/lib/*.c)
+# user/lib/ is libroceval.a (everything the commands, the fuzzers and the bench share): the
+# base in user/lib/ itself, a folder per concern below it; user/cmd/ holds one file per
+# command and main.c.
+LIB_DIRS  := user/lib $(patsubst %/,%,$(wildcard user/lib/*/))
+LIB_SRCS  := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 CMD_SRCS  := $(wildcard user/cmd/*.c)
 CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(CMD_SRCS))
-USER_HDRS := $(wildcard user/lib/*.h user/cmd/*.h)
+USER_HDRS := $(wildcard $(addsuffix /*.h,$(LIB_DIRS)) user/cmd/*.h)
 
 .DELETE_ON_ERROR:
 .PHONY: all deps test demo bench bench-live fuzz clean vmlinux help install docs deb image

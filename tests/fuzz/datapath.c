@@ -42,12 +42,13 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "common.h"
-#include "counters.h"
+#include "caps.h"
 #include "datapath.h"
-#include "flows.h"
-#include "loader.h"
-#include "replay.h"
+#include "live/loader.h"
+#include "replay/offline.h"
+#include "report/report.h"
+#include "roceval.skel.h"
+#include "rule_names.h"
 #include "settings.h"
 
 #define MAX_MUTATIONS 4

@@ -13,8 +13,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/types.h>
 
-#include "common.h"
+#include "roceval.h"
+
 
 #define MAX_FRAME 24576 /* beyond ROCEVAL_MAX_DATAGRAM, to reach the unchecked path */
 

@@ -23,12 +23,15 @@ $(OUTPUT)/fuzz-datapath: $(DATAPATH_SRCS) tests/fuzz/datapath.h $(OUTPUT)/libroc
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, each built with the user sources it
 # names in its FUZZ_SRCS_<name> (compiled again with the sanitizers).
 FUZZ_TARGETS := settings pcap config trace http
-FUZZ_SRCS_settings := user/lib/settings.c user/lib/util.c user/lib/json.c
-FUZZ_SRCS_pcap := user/lib/replay_file.c user/lib/cooked.c user/lib/util.c tests/fuzz/stub_replay.c
-FUZZ_SRCS_config := user/lib/config.c user/lib/iface.c user/lib/settings.c user/lib/util.c user/lib/json.c
-FUZZ_SRCS_trace := user/lib/sample.c user/lib/capture.c user/lib/cm.c user/lib/counters.c user/lib/cm_names.c user/lib/util.c user/lib/json.c
-# the http target serves user/lib/http.c on loopback
-FUZZ_SRCS_http := user/lib/http.c user/lib/prom.c user/lib/latency.c user/lib/counters.c user/lib/json.c user/lib/cm_names.c user/lib/util.c
+BASE := user/lib/log.c user/lib/numbers.c user/lib/json.c
+FUZZ_SRCS_settings := user/lib/settings.c $(BASE)
+FUZZ_SRCS_pcap := user/lib/replay/reader.c user/lib/replay/cooked.c user/lib/log.c tests/fuzz/stub_replay.c
+FUZZ_SRCS_config := user/lib/daemon/conf_file.c user/lib/live/iface.c user/lib/settings.c $(BASE)
+FUZZ_SRCS_trace := user/lib/report/sample.c user/lib/capture.c user/lib/report/cm.c user/lib/report/counters.c \
+	user/lib/report/cm_names.c user/lib/rule_names.c user/lib/op_names.c $(BASE)
+# the http target serves user/lib/daemon/http.c on loopback
+FUZZ_SRCS_http := user/lib/daemon/http.c user/lib/report/prom.c user/lib/report/latency.c user/lib/report/counters.c \
+	user/lib/report/cm_names.c user/lib/rule_names.c $(BASE)
 
 define fuzz_target
 $(OUTPUT)/fuzz-$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_input.h $(FUZZ_SRCS_$(1)) $(USER_HDRS) $(HEADERS) $(FUZZ_DEPS_$(1)) | $(OUTPUT)

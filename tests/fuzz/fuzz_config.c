@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 
-#include "config.h"
+#include "daemon/service.h"
 #include "fuzz_input.h"
 #include "settings.h"
 

@@ -20,9 +20,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "http.h"
-#include "prom.h"
+#include "daemon/service.h"
+#include "report/report.h"
 
 static struct sockaddr_in addr;
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "fuzz_input.h"
-#include "replay_file.h"
+#include "replay/offline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

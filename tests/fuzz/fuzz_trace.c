@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "sample.h"
+#include "report/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "replay.h"
+#include "replay/offline.h"
 
 struct replay {
 	__u64 frames;

@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
-#include "flows.h"
-#include "live.h"
+#include "live/live.h"
+#include "live/loader.h"
+#include "report/report.h"
 #include "settings.h"
 
 extern const struct command cmd_attach;

@@ -23,16 +23,19 @@
 
 #include "bench_frame.h"
 #include "bench_live.h"
+#include "bench_pass.skel.h"
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
-#include "counters.h"
-#include "flows.h"
+#include "gen/generator.h"
 #include "json.h"
-#include "loader.h"
-#include "pktgen.h"
+#include "live/loader.h"
+#include "log.h"
+#include "numbers.h"
+#include "report/report.h"
+#include "roceval.skel.h"
+#include "rule_names.h"
 #include "settings.h"
 #include "wire.h"
-#include "bench_pass.skel.h"
 
 extern const struct command cmd_bench;
 

@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "bench_frame.h"
-#include "common.h"
 #include "icrc.h"
+#include "roceval.h"
 
 void frame_build(struct frame *f, unsigned int payload, bool ipv6, unsigned int seed)
 {

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "pktgen.h"
+#include "gen/generator.h"
 
 #define OP_RC_SEND_ONLY 0x04
 #define OP_RC_ACKNOWLEDGE 0x11

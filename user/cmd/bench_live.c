@@ -14,12 +14,13 @@
 
 #include "bench_frame.h"
 #include "bench_live.h"
-#include "common.h"
-#include "counters.h"
-#include "json.h"
-#include "loader.h"
-#include "settings.h"
 #include "bench_pass.skel.h"
+#include "json.h"
+#include "live/loader.h"
+#include "log.h"
+#include "report/report.h"
+#include "roceval.skel.h"
+#include "settings.h"
 
 /*
  * --live: frames through a real veth pair at the driver hook.  The bench

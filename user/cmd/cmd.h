@@ -5,6 +5,14 @@
 #include <stdio.h>
 
 /*
+ * Exit codes, the same for every command: 1 a runtime failure (no such
+ * interface, not attached, no privileges, a failed read or write), 2 bad
+ * usage (an unknown option, a bad value, a malformed file).
+ */
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+
+/*
  * A subcommand: one of these per command file in user/cmd/, listed in main.c.  The
  * dispatcher accepts any unique prefix of `name`.
  */

@@ -2,10 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
-#include "live.h"
-#include "loader.h"
+#include "live/live.h"
+#include "live/loader.h"
+#include "log.h"
 #include "settings.h"
 
 extern const struct command cmd_config;

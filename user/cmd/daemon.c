@@ -3,12 +3,10 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
-#include "config.h"
-#include "daemon.h"
-#include "http.h"
-#include "live.h"
+#include "daemon/service.h"
+#include "live/live.h"
 #include "settings.h"
 
 extern const struct command cmd_daemon;

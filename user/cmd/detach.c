@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
-#include "live.h"
+#include "live/live.h"
 
 extern const struct command cmd_detach;
 

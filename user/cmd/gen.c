@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "common.h"
-#include "generator.h"
+#include "gen/generator.h"
 #include "json.h"
+#include "log.h"
+#include "numbers.h"
+#include "rule_names.h"
 #include "version.h"
 
 extern const struct command cmd_gen;

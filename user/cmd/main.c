@@ -12,9 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
-#include "live.h"
+#include "live/live.h"
+#include "log.h"
 #include "manpage.h"
 
 extern const struct command cmd_bench, cmd_daemon, cmd_replay, cmd_rules;

@@ -5,11 +5,12 @@
  * totals and the settings come from the tables the CLI runs on, so the manual
  * cannot say something the program does not do.  Only the framing is here.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "cmd.h"
-#include "common.h"
 #include "manpage.h"
+#include "rule_names.h"
 #include "settings.h"
 
 /* Text to roff: backslashes and minus signs escaped, no line starting a request. */

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
-#include "counters.h"
-#include "cm.h"
-#include "flows.h"
-#include "latency.h"
 #include "json.h"
-#include "replay_file.h"
+#include "live/loader.h"
+#include "log.h"
+#include "numbers.h"
+#include "replay/offline.h"
+#include "report/report.h"
 #include "settings.h"
 
 extern const struct command cmd_replay;

@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "common.h"
 #include "json.h"
-#include "latency.h"
+#include "report/report.h"
+#include "rule_names.h"
 #include "settings.h"
 
 extern const struct command cmd_rules;

@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "cmd.h"
-#include "common.h"
-#include "counters.h"
-#include "live.h"
-#include "report.h"
+#include "live/live.h"
+#include "log.h"
+#include "numbers.h"
+#include "report/report.h"
 
 extern const struct command cmd_stats;
 

@@ -2,11 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
 #include "json.h"
-#include "live.h"
-#include "report.h"
+#include "live/live.h"
+#include "report/report.h"
 
 extern const struct command cmd_status;
 

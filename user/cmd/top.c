@@ -2,10 +2,11 @@
 #include <getopt.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "cmd.h"
-#include "common.h"
-#include "live.h"
-#include "top.h"
+#include "live/live.h"
+#include "numbers.h"
+#include "report/report.h"
 
 extern const struct command cmd_top;
 

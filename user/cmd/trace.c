@@ -25,12 +25,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "caps.h"
 #include "cmd.h"
-#include "common.h"
-#include "counters.h"
-#include "live.h"
-#include "loader.h"
-#include "sample.h"
+#include "live/live.h"
+#include "live/loader.h"
+#include "lockfile.h"
+#include "log.h"
+#include "numbers.h"
+#include "report/report.h"
+#include "rule_names.h"
 #include "settings.h"
 
 extern const struct command cmd_trace;

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common.h"
 #include "json.h"
+#include "numbers.h"
 #include "settings.h"
 
 #define SETTING_KEY(key, syntax, desc) #key,

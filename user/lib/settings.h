@@ -3,6 +3,7 @@
 #define ROCEVAL_SETTINGS_H
 
 #include <stdio.h>
+#include <linux/types.h>
 #include "roceval.h"
 
 /* Where a description continues on the next line of help output. */

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "loader.h"
+#include "log.h"
+#include "numbers.h"
+#include "roceval.skel.h"
+
+/*
+ * The flow table's size: the one place it is kept.  Every connection has at
+ * least two flows, so it bounds the RDMA CM connection table too.
+ */
+static __u32 flow_entries = ROCEVAL_DEFAULT_FLOWS;
+
+void roceval_set_flow_entries(__u32 entries)
+{
+	flow_entries = entries;
+}
+
+bool parse_flow_entries(const char *s, __u32 *out)
+{
+	return parse_u32(s, ROCEVAL_MAX_FLOW_ENTRIES, out) && *out > 0;
+}
+
+/*
+ * The flow table and its cold part have a slot per set and way; the tables
+ * sized with it (connections, hints) an entry per flow.  The program reads
+ * the sizes from rodata.
+ */
+static int size_tables(struct roceval_bpf *skel, bool live)
+{
+	__u32 sets = roceval_flow_sets(flow_entries);
+
+	bpf_map__set_max_entries(skel->maps.flows, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.flow_cold, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.flow_sets, sets);
+	skel->rodata->flow_set_count = sets;
+	if (live && getrandom(&skel->rodata->flow_seed, sizeof(skel->rodata->flow_seed), 0) !=
+			    sizeof(skel->rodata->flow_seed)) {
+		pr_warn("Couldn't key the flow table's hash: %s", strerror(errno));
+		return -1;
+	}
+	bpf_map__set_max_entries(skel->maps.cm_conns, flow_entries);
+	bpf_map__set_max_entries(skel->maps.conn_ring, flow_entries);
+	bpf_map__set_max_entries(skel->maps.cm_ends, 2 * flow_entries);
+	/* a request flow holds one hint at a time (its current PSN window) */
+	bpf_map__set_max_entries(skel->maps.req_hints, flow_entries);
+	skel->rodata->conn_capacity = flow_entries;
+	return 0;
+}
+
+struct roceval_bpf *roceval_open(unsigned int what, bool frags)
+{
+	struct roceval_bpf *skel;
+
+	libbpf_setup_logging();
+	skel = roceval_bpf__open();
+	if (!skel) {
+		pr_warn("Couldn't open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	bpf_program__set_autoload(skel->progs.roceval_xdp, !!(what & LOAD_LIVE));
+	bpf_program__set_autoload(skel->progs.roceval_xdp_nic, !!(what & LOAD_LIVE_NIC));
+	bpf_program__set_autoload(skel->progs.roceval_replay, !!(what & LOAD_REPLAY));
+	bpf_program__set_autoload(skel->progs.roceval_tc, !!(what & LOAD_TC));
+	if (frags) {
+		bpf_program__set_flags(skel->progs.roceval_xdp,
+				       bpf_program__flags(skel->progs.roceval_xdp) | BPF_F_XDP_HAS_FRAGS);
+		bpf_program__set_flags(skel->progs.roceval_xdp_nic,
+				       bpf_program__flags(skel->progs.roceval_xdp_nic) | BPF_F_XDP_HAS_FRAGS);
+	}
+	if (size_tables(skel, what & (LOAD_LIVE | LOAD_LIVE_NIC | LOAD_TC))) {
+		roceval_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* BPF_F_XDP_DEV_BOUND_ONLY (kernel 6.3): newer than the uapi headers libbpf 1.1 comes with */
+#define ROCEVAL_XDP_DEV_BOUND_ONLY (1U << 6)
+
+/* Whether the kernel has the kfunc: checked first, so older kernels do not verify the program twice. */
+static bool nic_clock_offered(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool offered;
+
+	if (libbpf_get_error(vmlinux))
+		return false;
+	offered = btf__find_by_name_kind(vmlinux, "bpf_xdp_metadata_rx_timestamp", BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return offered;
+}
+
+struct roceval_bpf *roceval_load_nic(int ifindex)
+{
+	struct roceval_bpf *skel;
+	struct bpf_program *p;
+	int err;
+
+	if (!nic_clock_offered()) {
+		pr_info("this kernel gives XDP no receive timestamps (6.3+)");
+		return NULL;
+	}
+	skel = roceval_open(LOAD_LIVE_NIC, true);
+	if (!skel)
+		return NULL;
+	p = skel->progs.roceval_xdp_nic;
+	bpf_program__set_ifindex(p, ifindex);
+	bpf_program__set_flags(p, bpf_program__flags(p) | ROCEVAL_XDP_DEV_BOUND_ONLY);
+	err = roceval_bpf__load(skel);
+	if (err) {
+		pr_info("Couldn't load XDP bound to the device: %s", strerror(-err));
+		roceval_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+struct bpf_program *roceval_live_prog(const struct roceval_bpf *skel)
+{
+	return bpf_program__fd(skel->progs.roceval_xdp_nic) >= 0 ? skel->progs.roceval_xdp_nic
+								 : skel->progs.roceval_xdp;
+}
+
+int roceval_load_opened(struct roceval_bpf *skel)
+{
+	int err = roceval_bpf__load(skel);
+
+	if (err) {
+		pr_warn("Couldn't load the BPF program: %s%s", strerror(-err),
+			err == -EPERM ? " (CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON are needed)" : verbose ? "" : " (run with -v for the verifier log)");
+		roceval_bpf__destroy(skel);
+	}
+	return err;
+}
+
+struct roceval_bpf *roceval_load(unsigned int what, bool frags)
+{
+	struct roceval_bpf *skel = roceval_open(what, frags);
+
+	return skel && !roceval_load_opened(skel) ? skel : NULL;
+}
+
+int roceval_settings_write(int settings_fd, const struct roceval_settings *s)
+{
+	__u32 key = 0;
+
+	if (bpf_map_update_elem(settings_fd, &key, s, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int roceval_settings_read(int settings_fd, struct roceval_settings *s)
+{
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(settings_fd, &key, s))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <pcap/pcap.h>
+
+#include "cooked.h"
+#include "log.h"
+#include "reader.h"
+
+_Static_assert(REPLAY_DAMAGE_LEN == PCAP_ERRBUF_SIZE + 64, "the damage line holds libpcap's message");
+
+/*
+ * The length of the frame as its L3 header tells it: Ethernet, up to two
+ * VLAN tags, then the IP total length (IPv4), 40 + payload length (IPv6) or
+ * 40 + PayLen (a RoCEv1 GRH).  0 when the captured bytes do not say.
+ */
+static __u32 claimed_len(const unsigned char *d, __u32 caplen)
+{
+	__u32 off = 12;
+	__u16 proto;
+
+	for (int i = 0; i < 3; i++) {
+		if (off + 2 > caplen)
+			return 0;
+		proto = d[off] << 8 | d[off + 1];
+		if (proto != 0x8100 && proto != 0x88A8)
+			break;
+		off += 4;
+	}
+	off += 2;
+	if (proto == 0x0800 && off + 4 <= caplen)
+		return off + (d[off + 2] << 8 | d[off + 3]);
+	if ((proto == 0x86DD || proto == ROCE_ETH_P_ROCEV1) && off + 6 <= caplen)
+		return off + 40 + (d[off + 4] << 8 | d[off + 5]);
+	return 0;
+}
+
+/*
+ * Some capture paths cut frames and record the cut length as the wire
+ * length too, so the record alone says the frame was short on the wire.
+ * One such record may be a frame really cut on the way; but when a
+ * capture's longest records all stop at one length, many times over, while
+ * their IP lengths say more, that length is a snap length the capture did
+ * not record.  Returns that length, or 0.
+ */
+#define SNAP_UNRECORDED_MIN 8
+
+static __u32 unrecorded_snaplen(const char *path)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *hdr;
+	const unsigned char *data;
+	unsigned long long cut = 0;
+	bool whole = false;
+	__u32 longest = 0;
+	struct to_ether conv;
+	pcap_t *pcap = pcap_open_offline(path, errbuf);
+
+	if (!pcap)
+		return 0;
+	to_ether_init(&conv, pcap_datalink(pcap));
+	while (pcap_next_ex(pcap, &hdr, &data) == 1) {
+		__u32 caplen = hdr->caplen, wire = hdr->len;
+
+		data = to_ether_frame(&conv, data, &caplen, &wire);
+		if (!data)
+			break;
+		if (caplen > longest) {
+			longest = caplen;
+			cut = 0;
+			whole = false;
+		}
+		if (caplen != longest)
+			continue;
+		if (wire == caplen && claimed_len(data, caplen) > caplen)
+			cut++;
+		else
+			whole = true;
+	}
+	to_ether_free(&conv);
+	pcap_close(pcap);
+	return cut >= SNAP_UNRECORDED_MIN && !whole ? longest : 0;
+}
+
+int replay_file_open(struct replay_file *f, const char *path)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	size_t plen = strlen(path);
+
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->pcap = pcap_open_offline(path, errbuf);
+	if (!f->pcap) {
+		/* libpcap names the file itself in some messages, not in others */
+		if (!strncmp(errbuf, path, plen) && !strncmp(errbuf + plen, ": ", 2))
+			pr_warn("%s", errbuf);
+		else
+			pr_warn("%s: %s", path, errbuf);
+		return -EINVAL;
+	}
+	if (!to_ether_supported(pcap_datalink(f->pcap))) {
+		pr_warn("%s: link type %s is not Ethernet; roceval reads Ethernet and Linux cooked "
+			"(LINUX_SLL, LINUX_SLL2) captures only",
+			path, pcap_datalink_val_to_name(pcap_datalink(f->pcap)) ?: "unknown");
+		replay_file_close(f);
+		return -EINVAL;
+	}
+	/* standard input cannot be read twice */
+	f->snap_unrecorded = strcmp(path, "-") ? unrecorded_snaplen(path) : 0;
+	return 0;
+}
+
+int replay_file_run(struct replay_file *f, struct replay *r)
+{
+	struct pcap_pkthdr *hdr;
+	const unsigned char *data;
+	struct to_ether conv;
+	int ret, err = 0;
+
+	to_ether_init(&conv, pcap_datalink(f->pcap));
+	while ((ret = pcap_next_ex(f->pcap, &hdr, &data)) == 1) {
+		__u32 caplen = hdr->caplen, wire = hdr->len;
+
+		data = to_ether_frame(&conv, data, &caplen, &wire);
+		if (!data) {
+			pr_warn("Couldn't allocate a frame buffer: %s", strerror(ENOMEM));
+			err = -ENOMEM;
+			break;
+		}
+		if (f->snap_unrecorded && caplen == f->snap_unrecorded && wire == caplen &&
+		    claimed_len(data, caplen) > caplen) {
+			wire = ROCEVAL_WIRE_UNKNOWN;
+			f->unrecorded++;
+		}
+		err = replay_frame(r, data, caplen, wire, hdr->ts.tv_sec * 1000000000ULL + hdr->ts.tv_usec * 1000ULL);
+		if (err)
+			break;
+		f->frames++;
+	}
+	to_ether_free(&conv);
+	if (!err && ret == PCAP_ERROR) {
+		f->damaged = true;
+		snprintf(f->damage, sizeof(f->damage), "%s: capture damaged after %llu frames: %s", f->path, f->frames,
+			 pcap_geterr(f->pcap));
+	}
+	return err ?: replay_flush(r);
+}
+
+void replay_file_close(struct replay_file *f)
+{
+	if (f->pcap)
+		pcap_close(f->pcap);
+	f->pcap = NULL;
+}
