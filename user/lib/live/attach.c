@@ -16,9 +16,10 @@
 #include <linux/if_link.h>
 #include <xdp/libxdp.h>
 
-#include "live.h"
+#include "attach.h"
 #include "loader.h"
 #include "log.h"
+#include "pinned.h"
 #include "pins.h"
 #include "roceval.skel.h"
 

@@ -7,7 +7,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "live.h"
+#include "iface.h"
 
 bool live_ifname_valid(const char *name)
 {

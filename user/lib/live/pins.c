@@ -19,7 +19,6 @@
 #include <bpf/libbpf.h>
 #include <linux/magic.h>
 
-#include "live.h"
 #include "log.h"
 #include "pins.h"
 

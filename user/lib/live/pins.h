@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Inside the live attachment code (pins.c, attach.c, live.c): the pin tree's
- * paths, lock and pins, and the meta map every attachment carries.  Callers
- * outside go through live.h.
+ * The pin tree: the bpffs it lives in, its namespaces' directories and the
+ * attachments listed from them; then, for live/ alone, its paths, lock and
+ * pins, and the meta map every attachment carries.
  */
 #ifndef ROCEVAL_PINS_H
 #define ROCEVAL_PINS_H
@@ -10,6 +10,40 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+
+#include "iface.h"
+
+/* Where the pins are on the host; a private mount namespace reaches them elsewhere. */
+#define ROCEVAL_PIN_ROOT "/sys/fs/bpf/roceval"
+
+/* An attachment in any network namespace: the directories it is pinned in. */
+struct live_ref {
+	char netns[LIVE_NS_LEN];
+	char ifname[IF_NAMESIZE];
+};
+
+/*
+ * Finds the bpffs that outlives this command (the host's, even from a private
+ * mount namespace such as 'ip netns exec' makes) and this network namespace's
+ * identity; live_ensure_bpffs() also mounts bpffs where that is safe.  Every
+ * other function calls one of them.  0 or -errno, the reason printed (-EXDEV:
+ * only a bpffs that would vanish with this process is to be had).
+ */
+int live_init(void);
+int live_ensure_bpffs(void);
+/* The resolved ROCEVAL_PIN_ROOT, and this namespace's directory name in it. */
+const char *live_pin_root(void);
+const char *live_netns(void);
+/* The name 'ip netns' knows the namespace of inode ino by (under /run/netns), or "". */
+const char *live_netns_name(__u64 ino, char *buf, size_t len);
+/* This namespace's pin directory for ifname. */
+int live_pin_dir(char *buf, size_t len, const char *ifname);
+/* Interfaces of this network namespace with pins, stale ones included, sorted; count or -errno. */
+int live_list(char (*names)[IF_NAMESIZE], int max);
+/* Every namespace's attachments, sorted by namespace and name; count or -errno. */
+int live_list_all(struct live_ref *refs, int max);
+
+/* Inside live/ */
 
 /* Value of the pinned "meta" map: what the kernel does not record for us. */
 struct live_meta {

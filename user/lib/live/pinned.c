@@ -29,9 +29,10 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-#include "live.h"
 #include "log.h"
+#include "pinned.h"
 #include "pins.h"
+#include "roceval.h"
 #include "roceval_cm.h"
 
 bool live_stale(const struct live_iface *li)

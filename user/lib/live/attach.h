@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef ROCEVAL_ATTACH_H
+#define ROCEVAL_ATTACH_H
+
+#include <stdbool.h>
+
+#include "iface.h"
+#include "roceval.h"
+
+/*
+ * Loads, attaches and pins; fails naming the program already on the
+ * interface.  multiprog: beside that program, through libxdp's dispatcher
+ * where it can run, else at tc ingress (out->mode says which).
+ */
+int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
+		const struct roceval_settings *settings, struct live_iface *out);
+
+#endif
