@@ -9,9 +9,7 @@
 
 #include "roceval_rules.h"
 #include "roceval_proto.h"
-
-#define ROCEVAL_MAX_PORTS 4  /* extra UDP ports validated besides 4791 */
-#define ROCEVAL_MAX_PKEYS 16 /* allowed P_Key list */
+#include "roceval_settings.h"
 
 /*
  * Per-CPU scratch that holds one IP datagram for the ICRC: 8 bytes of 0xFF
@@ -103,29 +101,18 @@ struct roceval_latency_hist {
 	__u64 sum_ns;
 };
 
-/* Settings that change at run time live in the single-entry "settings" array map. */
+/*
+ * Settings that change at run time live in the single-entry "settings" array
+ * map: every row of roceval_settings.h, then what no user sets.
+ */
 struct roceval_settings {
-	__u32 pmtu;	   /* 0: any legal PMTU for FIRST/MIDDLE, 4096 as the LAST/ONLY limit */
-	__u32 enforce;	   /* 1: XDP_DROP RoCEv2 frames that break an error-severity rule */
-	__u32 icrc_sample; /* check the ICRC on 1 of every N RoCEv2 frames; 0 and 1 mean all */
-	__u32 n_pkeys;	   /* 0: any valid P_Key */
-	__u32 check_resv6; /* 1: count BTH Resv6 under `reserved` (see settings.h) */
-	__u32 rd_strict;   /* 1: parse the RD opcode range as IBA RD, not as mlx5 DC */
-	__u16 ports[ROCEVAL_MAX_PORTS]; /* extra RoCEv2 UDP ports, 0 = unused */
-	__u16 pkeys[ROCEVAL_MAX_PKEYS]; /* compared on the low 15 bits (the partition) */
+	ROCEVAL_SETTINGS_FIELDS
 	/*
 	 * Trace: a bit per running `roceval trace` (its slot in trace_filters),
 	 * 0 when none runs, so sampling costs nothing otherwise.
 	 */
 	__u32 trace_on;
-	__u32 trace_rate;  /* samples per second and trace (token bucket refill) */
-	__u32 trace_burst; /* token bucket depth */
-	__u32 conn_idle;   /* seconds a CM-learned connection may idle before it expires; 0: never */
-	__u32 latency_sample; /* time 1 of every N new requests with the kernel's clock; 0 and 1 mean all */
 };
-
-/* latency_sample=flow: a flow's new request is timed when none of its timed ones awaits its answer */
-#define ROCEVAL_LATENCY_PER_FLOW 0xFFFFFFFFu
 
 #define ROCEVAL_ANY_QPN 0xFFFFFFFFu
 
@@ -323,9 +310,6 @@ struct roceval_flow_cold {
 	__u16 latency[ROCEVAL_LAT_BUCKETS];
 };
 
-#define ROCEVAL_DEFAULT_TRACE_RATE 100
-#define ROCEVAL_DEFAULT_TRACE_BURST 100
-#define ROCEVAL_DEFAULT_CONN_IDLE 600
 #define ROCEVAL_DEFAULT_SNAPLEN 0 /* headers only */
 #define ROCEVAL_MAX_SNAPLEN 9216
 

@@ -36,9 +36,10 @@ static int attach_assign(struct roceval_settings *cfg, const char *arg)
 
 static int do_attach(int argc, char **argv)
 {
-#define SETTING_COUNT(key, syntax, desc) +1
+#define SETTING_COUNT(...) +1
 	/* the fixed options, one per setting, the terminator */
-	struct option opts[4 + (0 ROCEVAL_SETTINGS(SETTING_COUNT)) + 1] = {
+	struct option opts[4 + (0 ROCEVAL_SETTINGS(SETTING_COUNT, SETTING_COUNT, SETTING_COUNT, SETTING_COUNT,
+						   SETTING_COUNT)) + 1] = {
 		{ "mode", required_argument, NULL, 'm' },
 		{ "multiprog", no_argument, NULL, OPT_MULTIPROG },
 		{ "set", required_argument, NULL, 's' },
@@ -137,7 +138,7 @@ const struct command cmd_attach = {
 		"      --flows N     flows the flow table is sized for (also flows=N), fixed\n"
 		"                    while attached; default 65536, about 1 KB each with the\n"
 		"                    tables sized with it (connections, PSN-window hints)\n\n"
-		"Settings (change them later with 'roceval config'):\n" ROCEVAL_SETTINGS(SETTING_HELP_ARG) "\n"
+		"Settings (change them later with 'roceval config'):\n" SETTINGS_HELP_ARG "\n"
 		"Exit status: 0 attached, 1 it could not be, no such interface included (the reason\n"
 		"is printed; nothing is left behind), 2 bad usage or a bad setting.\n\n"
 		"Examples:\n"

@@ -60,7 +60,7 @@ const struct command cmd_config = {
 		"next frame on, and the result is printed back.  Every assignment is checked before\n"
 		"any is applied, so a bad value changes nothing.  Without assignments, prints the\n"
 		"current settings.\n\n"
-		"Settings:\n" ROCEVAL_SETTINGS(SETTING_HELP_ARG) "\n"
+		"Settings:\n" SETTINGS_HELP_ARG "\n"
 		"Examples:\n"
 		"  roceval config eth0 pmtu=1024\n"
 		"  roceval config eth0 enforce=on pkeys=0xffff,0x8001\n",

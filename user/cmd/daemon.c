@@ -134,7 +134,7 @@ const struct command cmd_daemon = {
 		"      where the JSON lines go: stdout (default), nowhere, or appended to FILE\n"
 		"\nRun-time settings, applied to every served interface at start and on reload (only\n"
 		"the keys named; the others keep their current values):\n"
-		ROCEVAL_SETTINGS(SETTING_HELP_CONF)
+		SETTINGS_HELP_CONF
 		"\nExample:\n"
 		"  # /etc/roceval/roceval.conf\n"
 		"  interface = eth0\n"

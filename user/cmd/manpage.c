@@ -129,7 +129,7 @@ void print_manpage(FILE *f, const struct command *const *cmds, size_t n, const c
 	}
 	fputs(".SH SETTINGS\nSet at attach time as \\fIKEY\\fR=\\fIVALUE\\fR, changed while running with "
 	      "\\fBconfig\\fR, and in the daemon's file as \\fIKEY\\fR = \\fIVALUE\\fR.\n.PP\n.nf\n", f);
-	roff(f, ROCEVAL_SETTINGS(SETTING_HELP_ARG));
+	roff(f, SETTINGS_HELP_ARG);
 	fputs(".fi\n.SH FILES\n", f);
 	fputs(files, f);
 	fputs(".SH CAPABILITIES\n", f);

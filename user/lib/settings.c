@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -8,30 +9,136 @@
 #include "numbers.h"
 #include "settings.h"
 
-#define SETTING_KEY(key, syntax, desc) #key,
-const char *const settings_keys[] = { ROCEVAL_SETTINGS(SETTING_KEY) NULL };
+enum setting_kind { KIND_NUMBER, KIND_DURATION, KIND_WORDS, KIND_SWITCH, KIND_LIST };
+
+/* A row of roceval_settings.h, as the parser and the printer read it. */
+struct setting {
+	const char *key, *expect;
+	enum setting_kind kind;
+	size_t off;	/* the __u32, or the list's __u16[] */
+	size_t n_off;	/* the list's count */
+	__u32 def, min, max, cap;
+	const char *word; /* NUMBER: the name of word_value; WORDS: "a|b"; LIST: the empty list */
+	__u32 word_value;
+	unsigned long long unit_ns; /* DURATION */
+	bool hex;		    /* LIST */
+	const char *(*check)(__u32 v);
+};
+
+/* pmtu: 0, or a PMTU IBA defines. */
+static const char *setting_pmtu_check(__u32 v)
+{
+	return v && !ROCE_PMTU_IS_LEGAL(v) ? "must be 0, 256, 512, 1024, 2048 or 4096" : NULL;
+}
+
+/* pkeys: the low 15 bits are the partition, and partition 0 is nobody's. */
+static const char *setting_pkey_check(__u32 v)
+{
+	return v & 0x7FFF ? NULL : "a P_Key whose low 15 bits are 0 is invalid";
+}
+
+#define FIELD(f) offsetof(struct roceval_settings, f)
+#define ROW_NUMBER(k, f, d, lo, hi, w, wv, chk, syntax, desc, exp)                                     \
+	{ .key = #k, .expect = exp, .kind = KIND_NUMBER, .off = FIELD(f), .def = d, .min = lo, .max = hi, \
+	  .word = w, .word_value = wv, .check = chk },
+#define ROW_DURATION(k, f, unit, d, hi, syntax, desc, exp)                                    \
+	{ .key = #k, .expect = exp, .kind = KIND_DURATION, .off = FIELD(f), .def = d, .max = hi, \
+	  .unit_ns = unit },
+#define ROW_WORDS(k, f, words, desc, exp) \
+	{ .key = #k, .expect = exp, .kind = KIND_WORDS, .off = FIELD(f), .word = words },
+#define ROW_SWITCH(k, f, d, desc, exp) { .key = #k, .expect = exp, .kind = KIND_SWITCH, .off = FIELD(f), .def = d },
+#define ROW_LIST(k, f, capacity, lo, hi, empty, hx, chk, syntax, desc, exp)                                  \
+	{ .key = #k, .expect = exp, .kind = KIND_LIST, .off = FIELD(f), .n_off = FIELD(n_##f), .min = lo, \
+	  .max = hi, .cap = capacity, .word = empty, .hex = hx, .check = chk },
+#define NOTHING(...)
+#define LIST_FITS(k, f, capacity, ...) _Static_assert(capacity <= LIST_MAX, #k ": a longer list than parse_value() holds");
+#define LIST_MAX 64
+ROCEVAL_SETTINGS(NOTHING, NOTHING, NOTHING, NOTHING, LIST_FITS)
+
+static const struct setting table[] = {
+	ROCEVAL_SETTINGS(ROW_NUMBER, ROW_DURATION, ROW_WORDS, ROW_SWITCH, ROW_LIST)
+};
+#define NSETTINGS (sizeof(table) / sizeof(table[0]))
+
+#define KEY_NUMBER(k, ...) #k,
+const char *const settings_keys[] = {
+	ROCEVAL_SETTINGS(KEY_NUMBER, KEY_NUMBER, KEY_NUMBER, KEY_NUMBER, KEY_NUMBER) NULL
+};
 /* "pmtu, pkeys, ..." for error messages, from the same table. */
-#define SETTING_KEY_ITEM(key, syntax, desc) ", " #key
-#define SETTINGS_KEY_LIST (&(ROCEVAL_SETTINGS(SETTING_KEY_ITEM))[2])
+#define KEY_ITEM(k, ...) ", " #k
+#define SETTINGS_KEY_LIST (&(ROCEVAL_SETTINGS(KEY_ITEM, KEY_ITEM, KEY_ITEM, KEY_ITEM, KEY_ITEM))[2])
+
+static __u32 *u32_of(struct roceval_settings *s, const struct setting *d)
+{
+	return (__u32 *)((char *)s + d->off);
+}
+
+static __u32 u32_in(const struct roceval_settings *s, const struct setting *d)
+{
+	return *(const __u32 *)((const char *)s + d->off);
+}
 
 void settings_defaults(struct roceval_settings *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->icrc_sample = 1;
-	s->latency_sample = 1;
-	s->trace_rate = ROCEVAL_DEFAULT_TRACE_RATE;
-	s->trace_burst = ROCEVAL_DEFAULT_TRACE_BURST;
-	s->conn_idle = ROCEVAL_DEFAULT_CONN_IDLE;
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (table[i].kind != KIND_LIST)
+			*u32_of(s, &table[i]) = table[i].def;
 }
 
-#define FAIL(...)                                  \
-	do {                                       \
-		snprintf(err, errlen, __VA_ARGS__); \
-		return -EINVAL;                    \
-	} while (0)
+/* The index of `value` among the words "a|b|c", or -1. */
+static int word_index(const char *words, const char *value)
+{
+	size_t len = strlen(value);
+	int i = 0;
 
-/* Parses "a,b,c" of numbers in [lo, hi] into out[max]; returns the count or -1. */
-static int parse_list(const char *value, __u32 lo, __u32 hi, __u16 *out, int max)
+	for (const char *w = words; w; w = strchr(w, '|'), w = w ? w + 1 : NULL, i++)
+		if (!strncmp(w, value, len) && (w[len] == '|' || !w[len]))
+			return len ? i : -1;
+	return -1;
+}
+
+/* Copies the index-th of the words "a|b|c" into buf. */
+static void word_at(const char *words, __u32 index, char *buf, size_t len)
+{
+	const char *w = words, *end;
+
+	while (index-- && (end = strchr(w, '|')))
+		w = end + 1;
+	end = strchr(w, '|');
+	snprintf(buf, len, "%.*s", end ? (int)(end - w) : (int)strlen(w), w);
+}
+
+/* A whole number of the row's units: bare, or with ns, us, ms or s. */
+static bool parse_duration(const struct setting *d, const char *value, __u32 *out)
+{
+	static const struct {
+		const char *suffix;
+		unsigned long long ns;
+	} units[] = { { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 } };
+	unsigned long long max_ns = (unsigned long long)d->max * d->unit_ns;
+	char num[32];
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t len = strlen(value), slen = strlen(units[i].suffix);
+
+		if (len <= slen || len - slen >= sizeof(num) || strcmp(value + len - slen, units[i].suffix))
+			continue;
+		snprintf(num, sizeof(num), "%.*s", (int)(len - slen), value);
+		if (!parse_u64(num, max_ns / units[i].ns, &v) || (v * units[i].ns) % d->unit_ns)
+			return false;
+		*out = v * units[i].ns / d->unit_ns;
+		return true;
+	}
+	if (!parse_u64(value, d->max, &v))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "a,b,c" of numbers in the row's range into out[cap]; the count or -1. */
+static int parse_list(const struct setting *d, const char *value, __u16 *out, const char **why)
 {
 	char tmp[256], *save, *tok;
 	int n = 0;
@@ -42,92 +149,81 @@ static int parse_list(const char *value, __u32 lo, __u32 hi, __u16 *out, int max
 	for (tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		__u32 v;
 
-		if (n == max || !parse_u32(tok, hi, &v) || v < lo)
+		if ((__u32)n == d->cap || !parse_u32(tok, d->max, &v) || v < d->min)
 			return -1;
 		out[n++] = (__u16)v;
 	}
+	for (int i = 0; i < n && d->check; i++)
+		if ((*why = d->check(out[i])))
+			return -1;
 	return n ? n : -1;
+}
+
+/* The value into s, or false with *why the reason when it is not the row's expect. */
+static bool parse_value(const struct setting *d, struct roceval_settings *s, const char *value, const char **why)
+{
+	__u16 list[LIST_MAX];
+	__u32 v = 0;
+	bool b;
+	int n;
+
+	switch (d->kind) {
+	case KIND_NUMBER:
+		if (d->word && !strcmp(value, d->word))
+			v = d->word_value;
+		else if (!parse_u32(value, d->max, &v) || v < d->min || (d->check && (*why = d->check(v))))
+			return false;
+		break;
+	case KIND_DURATION:
+		if (!parse_duration(d, value, &v))
+			return false;
+		break;
+	case KIND_WORDS:
+		n = word_index(d->word, value);
+		if (n < 0)
+			return false;
+		v = n;
+		break;
+	case KIND_SWITCH:
+		if (!parse_bool(value, &b))
+			return false;
+		v = b;
+		break;
+	case KIND_LIST:
+		n = strcasecmp(value, d->word) ? parse_list(d, value, list, why) : 0;
+		if (n < 0)
+			return false;
+		/* Written only now: a rejected value must leave the running settings alone. */
+		memset((char *)s + d->off, 0, d->cap * sizeof(__u16));
+		memcpy((char *)s + d->off, list, n * sizeof(__u16));
+		*(__u32 *)((char *)s + d->n_off) = n;
+		return true;
+	}
+	*u32_of(s, d) = v;
+	return true;
+}
+
+static const struct setting *find(const char *key)
+{
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (!strcmp(table[i].key, key))
+			return &table[i];
+	return NULL;
 }
 
 int settings_set(struct roceval_settings *s, const char *key, const char *value, char *err,
 		 size_t errlen)
 {
-	__u32 v;
+	const struct setting *d = find(key);
+	const char *why = NULL;
 
-	if (!strcmp(key, "pmtu")) {
-		if (!parse_u32(value, 4096, &v) || (v && !ROCE_PMTU_IS_LEGAL(v)))
-			FAIL("pmtu=%s: must be 0, 256, 512, 1024, 2048 or 4096", value);
-		s->pmtu = v;
-	} else if (!strcmp(key, "pkeys")) {
-		__u16 keys[ROCEVAL_MAX_PKEYS];
-		int n;
-
-		if (!strcasecmp(value, "any")) {
-			s->n_pkeys = 0;
-			memset(s->pkeys, 0, sizeof(s->pkeys));
-			return 0;
-		}
-		n = parse_list(value, 1, 0xFFFF, keys, ROCEVAL_MAX_PKEYS);
-		if (n < 0)
-			FAIL("pkeys=%s: expected 'any' or up to 16 P_Keys 0x0001-0xffff", value);
-		for (int i = 0; i < n; i++)
-			if (!(keys[i] & 0x7FFF))
-				FAIL("pkeys=%s: a P_Key whose low 15 bits are 0 is invalid", value);
-		memset(s->pkeys, 0, sizeof(s->pkeys));
-		memcpy(s->pkeys, keys, n * sizeof(keys[0]));
-		s->n_pkeys = n;
-	} else if (!strcmp(key, "ports")) {
-		__u16 ports[ROCEVAL_MAX_PORTS];
-		int n;
-
-		if (!strcasecmp(value, "none")) {
-			memset(s->ports, 0, sizeof(s->ports));
-			return 0;
-		}
-		n = parse_list(value, 1, 0xFFFF, ports, ROCEVAL_MAX_PORTS);
-		if (n < 0)
-			FAIL("ports=%s: expected 'none' or up to 4 UDP ports 1-65535", value);
-		/* Cleared only now: a rejected value must leave the running settings alone. */
-		memset(s->ports, 0, sizeof(s->ports));
-		memcpy(s->ports, ports, n * sizeof(ports[0]));
-	} else if (!strcmp(key, "enforce")) {
-		bool b;
-
-		if (!parse_bool(value, &b))
-			FAIL("enforce=%s: expected on or off", value);
-		s->enforce = b;
-	} else if (!strcmp(key, "resv6")) {
-		if (strcmp(value, "ignore") && strcmp(value, "check"))
-			FAIL("resv6=%s: expected ignore or check", value);
-		s->check_resv6 = !strcmp(value, "check");
-	} else if (!strcmp(key, "rd")) {
-		if (strcmp(value, "dc") && strcmp(value, "strict"))
-			FAIL("rd=%s: expected dc or strict", value);
-		s->rd_strict = !strcmp(value, "strict");
-	} else if (!strcmp(key, "icrc_sample")) {
-		if (!parse_u32(value, 1000000000, &v) || !v)
-			FAIL("icrc_sample=%s: expected a whole number from 1 (check every frame) up", value);
-		s->icrc_sample = v;
-	} else if (!strcmp(key, "latency_sample")) {
-		if (!strcmp(value, "flow"))
-			v = ROCEVAL_LATENCY_PER_FLOW;
-		else if (!parse_u32(value, 1000000000, &v) || !v)
-			FAIL("latency_sample=%s: expected flow, or a whole number from 1 (time every request) up", value);
-		s->latency_sample = v;
-	} else if (!strcmp(key, "trace_rate")) {
-		if (!parse_u32(value, 1000000, &v) || !v)
-			FAIL("trace_rate=%s: expected samples per second, 1-1000000", value);
-		s->trace_rate = v;
-	} else if (!strcmp(key, "trace_burst")) {
-		if (!parse_u32(value, 1000000, &v) || !v)
-			FAIL("trace_burst=%s: expected a whole number, 1-1000000", value);
-		s->trace_burst = v;
-	} else if (!strcmp(key, "conn_idle")) {
-		if (!parse_u32(value, 100u * 365 * 86400, &v))
-			FAIL("conn_idle=%s: expected seconds, 0 (never) to 3153600000", value);
-		s->conn_idle = v;
-	} else {
-		FAIL("unknown setting '%s' (settings: %s)", key, SETTINGS_KEY_LIST);
+	if (!d) {
+		snprintf(err, errlen, "unknown setting '%s' (settings: %s)", key, SETTINGS_KEY_LIST);
+		return -EINVAL;
+	}
+	if (!parse_value(d, s, value, &why)) {
+		snprintf(err, errlen, "%s=%s: %s", key, value, why ?: d->expect);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -146,54 +242,45 @@ int settings_assign(struct roceval_settings *s, const char *assignment, char *er
 	return settings_set(s, key, eq + 1, err, errlen);
 }
 
-static void format_list(const __u16 *v, int n, bool hex, char *buf, size_t len)
+static void format_list(const struct setting *d, const struct roceval_settings *s, char *buf, size_t len)
 {
+	const __u16 *v = (const __u16 *)((const char *)s + d->off);
+	__u32 n = *(const __u32 *)((const char *)s + d->n_off);
 	size_t used = 0;
 
-	buf[0] = '\0';
-	for (int i = 0; i < n && used < len; i++)
-		used += snprintf(buf + used, len - used, hex ? "%s0x%04x" : "%s%u", i ? "," : "", v[i]);
+	if (!n)
+		snprintf(buf, len, "%s", d->word);
+	for (__u32 i = 0; i < n && i < d->cap && used < len; i++)
+		used += snprintf(buf + used, len - used, d->hex ? "%s0x%04x" : "%s%u", i ? "," : "", v[i]);
 }
 
 int settings_format(const struct roceval_settings *s, const char *key, char *buf, size_t len)
 {
-	if (!strcmp(key, "pmtu")) {
-		snprintf(buf, len, "%u", s->pmtu);
-	} else if (!strcmp(key, "pkeys")) {
-		if (!s->n_pkeys)
-			snprintf(buf, len, "any");
-		else
-			format_list(s->pkeys, s->n_pkeys, true, buf, len);
-	} else if (!strcmp(key, "ports")) {
-		int n = 0;
+	const struct setting *d = find(key);
+	__u32 v;
 
-		while (n < ROCEVAL_MAX_PORTS && s->ports[n])
-			n++;
-		if (!n)
-			snprintf(buf, len, "none");
-		else
-			format_list(s->ports, n, false, buf, len);
-	} else if (!strcmp(key, "enforce")) {
-		snprintf(buf, len, "%s", s->enforce ? "on" : "off");
-	} else if (!strcmp(key, "resv6")) {
-		snprintf(buf, len, "%s", s->check_resv6 ? "check" : "ignore");
-	} else if (!strcmp(key, "rd")) {
-		snprintf(buf, len, "%s", s->rd_strict ? "strict" : "dc");
-	} else if (!strcmp(key, "icrc_sample")) {
-		snprintf(buf, len, "%u", s->icrc_sample ? s->icrc_sample : 1);
-	} else if (!strcmp(key, "latency_sample")) {
-		if (s->latency_sample == ROCEVAL_LATENCY_PER_FLOW)
-			snprintf(buf, len, "flow");
-		else
-			snprintf(buf, len, "%u", s->latency_sample ? s->latency_sample : 1);
-	} else if (!strcmp(key, "trace_rate")) {
-		snprintf(buf, len, "%u", s->trace_rate);
-	} else if (!strcmp(key, "trace_burst")) {
-		snprintf(buf, len, "%u", s->trace_burst);
-	} else if (!strcmp(key, "conn_idle")) {
-		snprintf(buf, len, "%u", s->conn_idle);
-	} else {
+	if (!d)
 		return -EINVAL;
+	v = d->kind == KIND_LIST ? 0 : u32_in(s, d);
+	switch (d->kind) {
+	case KIND_NUMBER:
+		if (d->word && v == d->word_value)
+			snprintf(buf, len, "%s", d->word);
+		else
+			snprintf(buf, len, "%u", v < d->min ? d->min : v);
+		break;
+	case KIND_DURATION:
+		snprintf(buf, len, "%u", v);
+		break;
+	case KIND_WORDS:
+		word_at(d->word, v, buf, len);
+		break;
+	case KIND_SWITCH:
+		snprintf(buf, len, "%s", v ? "on" : "off");
+		break;
+	case KIND_LIST:
+		format_list(d, s, buf, len);
+		break;
 	}
 	return 0;
 }
@@ -226,5 +313,5 @@ void settings_json(struct json_writer *w, const char *key, const struct roceval_
 
 void settings_usage(FILE *f)
 {
-	fputs(ROCEVAL_SETTINGS(SETTING_HELP_ARG), f);
+	fputs(SETTINGS_HELP_ARG, f);
 }

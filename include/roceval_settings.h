@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The run-time settings, one typed row each.  The row is the setting's only
+ * definition: its field in struct roceval_settings (roceval.h), its default,
+ * what it accepts, how it is printed back, and its help.  The CLI options,
+ * `roceval config`, the daemon's config file, `status` and the docs all come
+ * from this table; a new setting is a row here and its use in BPF.
+ *
+ * Each row is one of five kinds, a macro the includer defines:
+ *
+ *   NUMBER(key, field, default, min, max, word, word_value, check, syntax, help, expect)
+ *	a __u32 from min to max; `word` (or 0) is a name for word_value
+ *	(latency_sample=flow)
+ *   DURATION(key, field, unit_ns, default, max, syntax, help, expect)
+ *	a __u32 count of unit_ns: a bare number is in that unit, or one of
+ *	ns, us, ms, s with it (a whole number of units)
+ *   WORDS(key, field, words, help, expect)
+ *	a __u32 index into "first|second|...", the first the default
+ *   SWITCH(key, field, default, help, expect)
+ *	a __u32 0 or 1: on/off, yes/no, true/false, 1/0
+ *   LIST(key, field, capacity, lo, hi, empty, hex, check, syntax, help, expect)
+ *	up to `capacity` (even, so that no padding follows) comma-separated
+ *	numbers from lo to hi in __u16 field[capacity], their count in
+ *	__u32 n_<field>; the word `empty` for none, the default; printed in
+ *	hex when `hex`
+ *
+ * `check` (or 0) names a userspace function `const char *check(__u32 v)`
+ * that gives the reason a value in range is still refused, or NULL.
+ * `expect` is what an error says after "KEY=VALUE: ".  `help` continues on
+ * the next line of help output after SETTING_BREAK.
+ */
+#ifndef ROCEVAL_SETTINGS_H
+#define ROCEVAL_SETTINGS_H
+
+/* Where a description continues on the next line of help output. */
+#define SETTING_BREAK "\n      "
+
+#define ROCEVAL_DEFAULT_TRACE_RATE 100
+#define ROCEVAL_DEFAULT_TRACE_BURST 100
+#define ROCEVAL_DEFAULT_CONN_IDLE 600
+#define ROCEVAL_MAX_PORTS 4  /* extra UDP ports validated besides 4791 */
+#define ROCEVAL_MAX_PKEYS 16 /* allowed P_Key list */
+/* latency_sample=flow: a flow's new request is timed when none of its timed ones awaits its answer */
+#define ROCEVAL_LATENCY_PER_FLOW 0xFFFFFFFFu
+
+#define ROCEVAL_SETTINGS(NUMBER, DURATION, WORDS, SWITCH, LIST)                                 \
+	NUMBER(pmtu, pmtu, 0, 0, 4096, 0, 0, setting_pmtu_check, "0|256|512|1024|2048|4096",    \
+	       "path MTU: FIRST/MIDDLE payloads must equal it, LAST/ONLY may not exceed it;"    \
+	       SETTING_BREAK "0 (default) accepts any legal PMTU and limits LAST/ONLY to 4096", \
+	       "must be 0, 256, 512, 1024, 2048 or 4096")                                        \
+	LIST(pkeys, pkeys, ROCEVAL_MAX_PKEYS, 1, 0xFFFF, "any", 1, setting_pkey_check,          \
+	     "any|P_KEY[,P_KEY...]",                                                            \
+	     "allowed P_Keys (up to 16, compared on the low 15 bits); default any valid P_Key", \
+	     "expected 'any' or up to 16 P_Keys 0x0001-0xffff")                                 \
+	LIST(ports, ports, ROCEVAL_MAX_PORTS, 1, 0xFFFF, "none", 0, 0, "none|PORT[,PORT...]",   \
+	     "UDP destination ports validated as RoCEv2 besides 4791 (up to 4); default none",  \
+	     "expected 'none' or up to 4 UDP ports 1-65535")                                    \
+	SWITCH(enforce, enforce, 0,                                                             \
+	       "drop RoCEv2 frames that break an error-severity rule; default off (observe only)", \
+	       "expected on or off")                                                            \
+	WORDS(resv6, check_resv6, "ignore|check",                                               \
+	      "count non-zero BTH Resv6 bits under 'reserved'; default ignore: the byte is"     \
+	      SETTING_BREAK "outside the ICRC, so the path may rewrite it, and some NICs set bit 4" \
+	      SETTING_BREAK "on every request",                                                 \
+	      "expected ignore or check")                                                       \
+	WORDS(rd, rd_strict, "dc|strict",                                                       \
+	      "how RD-range opcodes (0x40-0x5F) are parsed; default dc: as mlx5 DC, the only"   \
+	      SETTING_BREAK "RoCE traffic that uses them (a 20-byte header after the BTH, see the" \
+	      SETTING_BREAK "README); strict: as IBA RD (RDETH, DETH on requests)",             \
+	      "expected dc or strict")                                                          \
+	NUMBER(icrc_sample, icrc_sample, 1, 1, 1000000000, 0, 0, 0, "N",                        \
+	       "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)",         \
+	       "expected a whole number from 1 (check every frame) up")                         \
+	NUMBER(latency_sample, latency_sample, 1, 1, 1000000000, "flow", ROCEVAL_LATENCY_PER_FLOW, 0, \
+	       "N|flow",                                                                        \
+	       "time 1 of every N new reliable-connection requests per CPU for the latencies"   \
+	       SETTING_BREAK "where the kernel's clock times them (a clock read each, live); the" \
+	       SETTING_BREAK "others give no latency and no retx_timeout_early judgement; default 1" \
+	       SETTING_BREAK "(all).  flow: time a flow's new request only when none of its timed" \
+	       SETTING_BREAK "ones awaits its answer, as TCP samples its round trip.  Replayed and" \
+	       SETTING_BREAK "NIC-stamped frames are always timed: their time costs nothing",   \
+	       "expected flow, or a whole number from 1 (time every request) up")               \
+	NUMBER(trace_rate, trace_rate, ROCEVAL_DEFAULT_TRACE_RATE, 1, 1000000, 0, 0, 0, "N",    \
+	       "trace samples per second at most, per CPU (token bucket); default 100",         \
+	       "expected samples per second, 1-1000000")                                        \
+	NUMBER(trace_burst, trace_burst, ROCEVAL_DEFAULT_TRACE_BURST, 1, 1000000, 0, 0, 0, "N", \
+	       "trace samples allowed in a burst, per CPU; default 100",                        \
+	       "expected a whole number, 1-1000000")                                            \
+	DURATION(conn_idle, conn_idle, 1000000000ull, ROCEVAL_DEFAULT_CONN_IDLE, 100u * 365 * 86400, \
+		 "SECONDS",                                                                     \
+		 "a CM-learned connection whose two ends both idle this long expires, and its"  \
+		 SETTING_BREAK "traffic is judged as if no CM was seen (conn_expired counts them);" \
+		 SETTING_BREAK "0 never; default 600.  A replay ages them by the capture's time", \
+		 "expected seconds, 0 (never) to 3153600000")
+
+/* The fields of struct roceval_settings, one or two a row. */
+#define SETTING_FIELD_U32(key, field, ...) __u32 field;
+#define SETTING_FIELD_LIST(key, field, capacity, ...) \
+	__u32 n_##field;                              \
+	__u16 field[capacity];
+#define ROCEVAL_SETTINGS_FIELDS                                                              \
+	ROCEVAL_SETTINGS(SETTING_FIELD_U32, SETTING_FIELD_U32, SETTING_FIELD_U32, SETTING_FIELD_U32, \
+			 SETTING_FIELD_LIST)
+
+#endif
