@@ -18,6 +18,7 @@
 #ifndef ROCEVAL_ANSWER_BPF_H
 #define ROCEVAL_ANSWER_BPF_H
 
+#include "flow_table.bpf.h"
 #include "frame.bpf.h"
 #include "cm.bpf.h"
 #include "retx.bpf.h"

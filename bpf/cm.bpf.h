@@ -24,7 +24,7 @@
 #ifndef ROCEVAL_CM_BPF_H
 #define ROCEVAL_CM_BPF_H
 
-#include "batch.bpf.h"
+#include "clock.bpf.h"
 #include "frame.bpf.h"
 #include "roceval_cm.h"
 

@@ -15,16 +15,11 @@
 
 #include "roceval.h"
 
-#define ETH_HLEN 14
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 #define ETH_P_8021Q 0x8100
 #define ETH_P_8021AD 0x88A8
-#define IPPROTO_UDP_NR 17
 #define IPV6_NEXTHDR_FRAGMENT 44
-#define IPV4_HLEN 20
-#define IPV6_HLEN 40
-#define UDP_HLEN 8
 
 /*
  * One frame body for both contexts: frame_body() is inlined into one global
@@ -192,21 +187,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct roceval_scratch);
 } scratch SEC(".maps");
-
-/* Each flow's cold part (roceval.h), in the slot of the flow ring its key went to (flow.bpf.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
-	__type(key, __u32);
-	__type(value, struct roceval_flow_cold);
-} flow_cold SEC(".maps");
-
-static __always_inline struct roceval_flow_cold *flow_cold_of(const struct roceval_flow *f)
-{
-	__u32 slot = f->cold;
-
-	return bpf_map_lookup_elem(&flow_cold, &slot);
-}
 
 /*
  * Big-endian fields, each read as one load and a byte swap.  clang splits

@@ -8,7 +8,7 @@
 #define ROCEVAL_LATENCY_BPF_H
 
 #include "frame.bpf.h"
-#include "batch.bpf.h"
+#include "clock.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

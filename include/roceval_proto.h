@@ -10,6 +10,14 @@
 
 #define ROCE_UDP_PORT 4791
 
+/* The headers RoCEv2 rides in; IPv4's without options.  The values <linux/if_ether.h> gives ETH_HLEN. */
+#define ETH_HLEN 14
+#define VLAN_HLEN 4
+#define IPV4_HLEN 20
+#define IPV6_HLEN 40
+#define UDP_HLEN 8
+#define IPPROTO_UDP_NR 17 /* IP protocol number; vmlinux.h has IPPROTO_UDP only as an enum */
+
 #define ROCE_BTH_LEN 12
 #define ROCE_ICRC_LEN 4
 #define ROCE_RDETH_LEN 4

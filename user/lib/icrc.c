@@ -6,10 +6,6 @@
 #include "icrc.h"
 #include "roceval_proto.h"
 
-#define UDP_HLEN 8
-#define IPV6_HLEN 40
-#define IPPROTO_UDP_NR 17
-
 /* The IP header's length when `ip` is a datagram the ICRC covers, else 0. */
 static size_t datagram_iphl(const uint8_t *ip, size_t len)
 {

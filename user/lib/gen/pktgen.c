@@ -6,11 +6,6 @@
 #include "roceval_proto.h"
 #include "wire.h"
 
-#define ETH_HLEN 14
-#define VLAN_HLEN 4
-#define IPV4_HLEN 20
-#define IPV6_HLEN 40
-#define UDP_HLEN 8
 
 /* The opcode's extended headers, laid out as the opcode table places them. */
 static void put_xth(const struct pkt_spec *s, const struct roce_op *op, uint8_t *x)

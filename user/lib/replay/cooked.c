@@ -4,13 +4,13 @@
 #include <pcap/pcap.h>
 
 #include "cooked.h"
+#include "roceval_proto.h"
 
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
 #endif
 
 #define ETH_ALEN 6
-#define ETH_HLEN 14
 
 /*
  * Where the fields are in the two cooked headers (libpcap's pcap/sll.h,
