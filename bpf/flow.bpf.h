@@ -167,6 +167,54 @@ static __always_inline void flow_account(const struct roceval_scratch *s, struct
 			__sync_fetch_and_add(&cold->rule[i], 1);
 }
 
+/*
+ * A frame's PSN and place in its message judged against its space's
+ * expectations, which it then moves on (a first frame only sets them);
+ * true for a request behind the expected PSN, a retransmission.
+ */
+static __always_inline bool space_judge(struct roceval_scratch *s, struct roceval_counters *cnt,
+					struct roceval_flow *f, struct roceval_flow_space *sp,
+					const struct roce_op *op, __u8 transport, __u32 pmtu)
+{
+	const struct frame_info *fi = &s->fi;
+	bool duplicate = false;
+
+	if (!sp->seen) {
+		space_learn(sp, op);
+		if (op->flags & OPF_REQUEST) {
+			__u32 n = psns_consumed(fi, op, pmtu);
+
+			sp->psn_valid = n != 0;
+			sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
+		}
+	} else if (op->flags & OPF_REQUEST) {
+		__u32 n = psns_consumed(fi, op, pmtu);
+
+		if (sp->psn_valid && fi->psn != sp->next_psn) {
+			if (psn_ahead(fi->psn, sp->next_psn)) {
+				violate(s, cnt, RULE_PSN_GAP);
+				if (transport != ROCE_TR_UC)
+					retx_gap(f, sp->next_psn);
+			} else {
+				/* A duplicate neither moves the expectation back nor reopens its message. */
+				violate(s, cnt, RULE_PSN_DUPLICATE);
+				duplicate = true;
+			}
+		}
+		if (!duplicate) {
+			if (sequence_broken(sp, op))
+				violate(s, cnt, RULE_OPCODE_SEQUENCE);
+			sp->psn_valid = n != 0;
+			sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
+		}
+	} else if (op->position != POS_NONE) {
+		/* READ responses: sequence only; their PSNs follow the other side's READs. */
+		if (sequence_broken(sp, op))
+			violate(s, cnt, RULE_OPCODE_SEQUENCE);
+	}
+	return duplicate;
+}
+
 static __always_inline void flow_update(struct roceval_scratch *s, struct roceval_counters *cnt,
 					const struct roceval_settings *cfg, __u32 frame_len)
 {
@@ -203,39 +251,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 				pmtu = f->pmtu;
 		}
 
-		if (!sp->seen) {
-			space_learn(sp, op);
-			if (op->flags & OPF_REQUEST) {
-				__u32 n = psns_consumed(fi, op, pmtu);
-
-				sp->psn_valid = n != 0;
-				sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
-			}
-		} else if (op->flags & OPF_REQUEST) {
-			__u32 n = psns_consumed(fi, op, pmtu);
-
-			if (sp->psn_valid && fi->psn != sp->next_psn) {
-				if (psn_ahead(fi->psn, sp->next_psn)) {
-					violate(s, cnt, RULE_PSN_GAP);
-					if (transport != ROCE_TR_UC)
-						retx_gap(f, sp->next_psn);
-				} else {
-					/* A duplicate neither moves the expectation back nor reopens its message. */
-					violate(s, cnt, RULE_PSN_DUPLICATE);
-					duplicate = true;
-				}
-			}
-			if (!duplicate) {
-				if (sequence_broken(sp, op))
-					violate(s, cnt, RULE_OPCODE_SEQUENCE);
-				sp->psn_valid = n != 0;
-				sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
-			}
-		} else if (op->position != POS_NONE) {
-			/* READ responses: sequence only; their PSNs follow the other side's READs. */
-			if (sequence_broken(sp, op))
-				violate(s, cnt, RULE_OPCODE_SEQUENCE);
-		}
+		duplicate = space_judge(s, cnt, f, sp, op, transport, pmtu);
 
 		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC) {
 			/* read only where a time is kept or compared: live it is a helper call */

@@ -237,6 +237,31 @@ static __always_inline int frame_verdict(void *ctx, bool tc, struct roceval_scra
 }
 
 /*
+ * The datagram's extended header and transport lengths (datagram_lengths),
+ * with the frame's length on the wire kept for the verdict; false for an IP
+ * fragment or a truncated frame, which are counted and judged no further.
+ */
+static __always_inline bool frame_lengths(struct roceval_scratch *s, struct roceval_counters *cnt,
+					  const struct l4info *li, __u32 len, __u32 wire, __u32 *xhl, __u32 *tlen)
+{
+	if (li->fragment) {
+		s->wire = wire;
+		violate(s, cnt, RULE_IP_FRAGMENT);
+		cnt->total[TOTAL_ICRC_UNCHECKED]++;
+		return false;
+	}
+	if (wire < len)
+		wire = len;
+	s->wire = wire;
+	if (!datagram_lengths(li, wire - li->l3, xhl, tlen)) {
+		violate(s, cnt, RULE_TRUNCATED);
+		cnt->total[TOTAL_ICRC_UNCHECKED]++;
+		return false;
+	}
+	return true;
+}
+
+/*
  * Validates one frame of `len` bytes starting at `base`; XDP_PASS or XDP_DROP.
  * `wire` is the frame's length on the wire: above `len` when a capture kept
  * only the start of it (a snapped frame), which is then judged on the bytes
@@ -272,20 +297,8 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 	s->fi.hdr_end = li->l4 + (li->v1 ? 0 : UDP_HLEN);
 	if (li->ecn == 3)
 		violate(s, cnt, RULE_ECN_CE);
-	if (li->fragment) {
-		s->wire = wire;
-		violate(s, cnt, RULE_IP_FRAGMENT);
-		cnt->total[TOTAL_ICRC_UNCHECKED]++;
+	if (!frame_lengths(s, cnt, li, len, wire, &xhl, &tlen))
 		goto verdict;
-	}
-	if (wire < len)
-		wire = len;
-	s->wire = wire;
-	if (!datagram_lengths(li, wire - li->l3, &xhl, &tlen)) {
-		violate(s, cnt, RULE_TRUNCATED);
-		cnt->total[TOTAL_ICRC_UNCHECKED]++;
-		goto verdict;
-	}
 	dlen = xhl + tlen;
 	cap = len - li->l3;
 	/* Whole on the wire, cut in the capture: what needs the missing bytes is not judged. */
