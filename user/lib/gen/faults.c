@@ -69,20 +69,50 @@ static void fill_spec(struct gen *g, const struct conn *c, const struct desc *d,
 	s->pad_bytes = -1;
 }
 
+/* A CM MAD gets only the faults of what it announces. */
+static bool cm_fault_eligible(const struct conn *c, const struct desc *d, int f)
+{
+	if (d->flags & DF_CM_REJECTED)
+		return false;
+	if (f == F_START_PSN) /* counted by the first request to the side it announces for */
+		return (d->cm_attr == CM_ATTR_REQ && c->gets_request[0]) ||
+		       (d->cm_attr == CM_ATTR_REP && c->gets_request[1]);
+	return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ;
+}
+
+/* F_NAK_WRONG and F_GO_BACK_0: a loss the responder NAKs. */
+static bool nak_fault_eligible(const struct conn *c, const struct desc *d, const struct roce_op *op, int f)
+{
+	/*
+	 * A single-packet SEND or WRITE lost on the way: its side's next
+	 * request (there is one) opens the gap the NAK answers.  Not
+	 * after another loss, so the gap is this one alone.
+	 */
+	if (!(d->flags & DF_REQUEST) || (d->flags & (DF_FIRST_REQ | DF_LAST_REQ)) || op->position != POS_ONLY ||
+	    d->opcode >> 5 != ROCE_TR_RC || (op->family != FAM_SEND && op->family != FAM_WRITE) ||
+	    c->prev_dropped[d->side] || c->holding[d->side])
+		return false;
+	/*
+	 * A --drop loss is never resent: roceval holds its gap open for 1024
+	 * PSNs (RETX_NAK_REACH) and would judge this NAK against it.  After a
+	 * READ whose response count it cannot know yet, it does not see the
+	 * gap at all.
+	 */
+	if ((c->dropped_once[d->side] && ((d->psn - c->drop_psn[d->side]) & ROCE_PSN_MASK) <= 1100) ||
+	    roce_ops[c->last_req[d->side].opcode & 0x1F].family == FAM_READ_REQ)
+		return false;
+	/* go-back-0 resends the request packet before it too: a SEND or WRITE packet, sent as planned */
+	return f == F_NAK_WRONG ||
+	       (c->last_req_ok[d->side] && c->last_req[d->side].psn == ((d->psn - 1) & ROCE_PSN_MASK));
+}
+
 static bool fault_eligible(const struct gen *g, const struct conn *c, const struct desc *d, int f)
 {
 	const struct roce_op *op = &roce_ops[d->opcode & 0x1F];
 	bool cnp = d->opcode == ROCE_OPCODE_CNP;
 
-	if (d->flags & DF_CM) {
-		/* a CM MAD gets only the faults of what it announces */
-		if (d->flags & DF_CM_REJECTED)
-			return false;
-		if (f == F_START_PSN) /* counted by the first request to the side it announces for */
-			return (d->cm_attr == CM_ATTR_REQ && c->gets_request[0]) ||
-			       (d->cm_attr == CM_ATTR_REP && c->gets_request[1]);
-		return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ;
-	}
+	if (d->flags & DF_CM)
+		return cm_fault_eligible(c, d, f);
 	/*
 	 * Until its flow has shown the PMTU, a READ's PSN count is unknown to
 	 * roceval replaying without --pmtu: the request after it sets the
@@ -112,27 +142,7 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 		       (op->family != FAM_READ_REQ || c->pmtu_shown[d->side]);
 	case F_NAK_WRONG:
 	case F_GO_BACK_0:
-		/*
-		 * A single-packet SEND or WRITE lost on the way: its side's next
-		 * request (there is one) opens the gap the NAK answers.  Not
-		 * after another loss, so the gap is this one alone.
-		 */
-		if (!(d->flags & DF_REQUEST) || (d->flags & (DF_FIRST_REQ | DF_LAST_REQ)) || op->position != POS_ONLY ||
-		    d->opcode >> 5 != ROCE_TR_RC || (op->family != FAM_SEND && op->family != FAM_WRITE) ||
-		    c->prev_dropped[d->side] || c->holding[d->side])
-			return false;
-		/*
-		 * A --drop loss is never resent: roceval holds its gap open for 1024
-		 * PSNs (RETX_NAK_REACH) and would judge this NAK against it.  After a
-		 * READ whose response count it cannot know yet, it does not see the
-		 * gap at all.
-		 */
-		if ((c->dropped_once[d->side] && ((d->psn - c->drop_psn[d->side]) & ROCE_PSN_MASK) <= 1100) ||
-		    roce_ops[c->last_req[d->side].opcode & 0x1F].family == FAM_READ_REQ)
-			return false;
-		/* go-back-0 resends the request packet before it too: a SEND or WRITE packet, sent as planned */
-		return f == F_NAK_WRONG ||
-		       (c->last_req_ok[d->side] && c->last_req[d->side].psn == ((d->psn - 1) & ROCE_PSN_MASK));
+		return nak_fault_eligible(c, d, op, f);
 	case F_RNR_EARLY:
 		/* a single-packet RC SEND or WRITE: the NAK and the retry leave its message whole */
 		return (d->flags & DF_REQUEST) && op->position == POS_ONLY && d->opcode >> 5 == ROCE_TR_RC &&
@@ -483,6 +493,53 @@ static int nak_and_go_back(struct gen *g, struct gen_out *o, struct conn *c, con
 	return err;
 }
 
+/* The fault d gets, by the rates given, among those it is eligible for; F_NONE for none. */
+static int pick_fault(struct gen *g, const struct conn *c, const struct desc *d)
+{
+	double u = rnd_unit(&g->fault_rng), acc = 0;
+
+	/* the request after a held one is sent as planned: the NAK and the go-back follow it */
+	for (int i = 0; i < F__COUNT && !((d->flags & DF_REQUEST) && c->holding[d->side]); i++) {
+		if (!g->rate[i] || !fault_eligible(g, c, d, i))
+			continue;
+		acc += g->rate[i];
+		if (u < acc)
+			return i;
+	}
+	return F_NONE;
+}
+
+/* Fault f applied to the built frame, for the faults that are a change of its bytes. */
+static void damage(struct gen *g, const struct conn *c, const struct desc *d, uint8_t *frame,
+		   const struct pkt_layout *lay, int f)
+{
+	switch (f) {
+	case F_CORRUPT_ICRC: {
+		uint32_t x = 1 + rnd_below(&g->fault_rng, 0xFFFFFFFE);
+
+		for (int i = 0; i < 4; i++)
+			frame[lay->icrc + i] ^= x >> (8 * i);
+		break;
+	}
+	case F_FLIP:
+		flip_invariant(frame, lay, d->opcode, &g->fault_rng);
+		/* a connection's P_Key was negotiated: a flip in its partition bits breaks cm_pkey too */
+		if (c->cm_pmtu && d->opcode >> 5 == ROCE_TR_RC &&
+		    ((get16(frame + lay->bth + 2) ^ g->pkey) & 0x7FFF))
+			g->pkey_breaks++;
+		break;
+	case F_MUTATE:
+		g->mutated[mutate_variant(frame, lay, d->opcode == ROCE_OPCODE_CNP, &g->fault_rng)]++;
+		break;
+	case F_SE:
+		frame[lay->bth + 1] |= 0x80;
+		pkt_finish(frame, lay);
+		break;
+	default:
+		break;
+	}
+}
+
 int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
 {
 	static uint8_t frame[PKT_MAX_FRAME], payload[ROCE_PMTU_MAX + 8];
@@ -490,20 +547,9 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	const struct roce_op *op = &roce_ops[d->opcode & 0x1F];
 	struct pkt_layout lay;
 	struct pkt_spec s;
-	int f = F_NONE, err;
-	double u = rnd_unit(&g->fault_rng), acc = 0;
+	int f = pick_fault(g, c, d), err;
 	size_t len;
 
-	/* the request after a held one is sent as planned: the NAK and the go-back follow it */
-	for (int i = 0; i < F__COUNT && !((d->flags & DF_REQUEST) && c->holding[d->side]); i++) {
-		if (!g->rate[i] || !fault_eligible(g, c, d, i))
-			continue;
-		acc += g->rate[i];
-		if (u < acc) {
-			f = i;
-			break;
-		}
-	}
 	if (d->flags & DF_REQUEST)
 		c->prev_dropped[d->side] = f == F_DROP || f == F_NAK_WRONG || f == F_GO_BACK_0;
 	if (f != F_NONE)
@@ -533,31 +579,7 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	if (f == F_BAD_PAD) /* the pad left out: the transport length is no multiple of 4 */
 		s.padcnt = s.pad_bytes = 0;
 	len = pkt_build(&s, frame, sizeof(frame), &lay);
-	switch (f) {
-	case F_CORRUPT_ICRC: {
-		uint32_t x = 1 + rnd_below(&g->fault_rng, 0xFFFFFFFE);
-
-		for (int i = 0; i < 4; i++)
-			frame[lay.icrc + i] ^= x >> (8 * i);
-		break;
-	}
-	case F_FLIP:
-		flip_invariant(frame, &lay, d->opcode, &g->fault_rng);
-		/* a connection's P_Key was negotiated: a flip in its partition bits breaks cm_pkey too */
-		if (c->cm_pmtu && d->opcode >> 5 == ROCE_TR_RC &&
-		    ((get16(frame + lay.bth + 2) ^ g->pkey) & 0x7FFF))
-			g->pkey_breaks++;
-		break;
-	case F_MUTATE:
-		g->mutated[mutate_variant(frame, &lay, d->opcode == ROCE_OPCODE_CNP, &g->fault_rng)]++;
-		break;
-	case F_SE:
-		frame[lay.bth + 1] |= 0x80;
-		pkt_finish(frame, &lay);
-		break;
-	default:
-		break;
-	}
+	damage(g, c, d, frame, &lay, f);
 	if (d->opcode == ROCE_OPCODE_CNP)
 		g->cnp++;
 	if (op->aeth_off != ROCE_NO_HDR)
