@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * roceval gen: the options, the run and its summary.  The planner, the
- * faults and the output are the generator's own (user/lib/generator.h).
+ * roceval gen: the options and the run.  The planner, the faults, the
+ * output and the summary are the generator's own (user/lib/gen/).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,10 +15,8 @@
 
 #include "cmd.h"
 #include "gen/generator.h"
-#include "json.h"
 #include "log.h"
 #include "numbers.h"
-#include "rule_names.h"
 #include "version.h"
 
 extern const struct command cmd_gen;
@@ -104,129 +102,6 @@ static int parse_kinds(const char *s, uint32_t *out)
 		*out |= 1u << k;
 	}
 	return *out ? 0 : -EINVAL;
-}
-
-static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool known[RULE__COUNT])
-{
-	for (int r = 0; r < RULE__COUNT; r++) {
-		exp[r] = 0;
-		known[r] = true;
-	}
-	for (int f = 0; f < F__COUNT; f++)
-		if (gen_faults[f].rule >= 0 && f != F_CM_PMTU)
-			exp[gen_faults[f].rule] += g->injected[f];
-	exp[RULE_PAYLOAD_LENGTH] += g->pmtu_breaks;
-	exp[RULE_PSN_DUPLICATE] += g->injected[F_RETX_CHANGED] + g->injected[F_RNR_EARLY];
-	exp[RULE_NAK_RNR] += g->injected[F_RNR_EARLY];
-	/* a lost request and a NAK: the go-back resends the lost one and the one after (go-back-0 one more) */
-	exp[RULE_PSN_GAP] += g->injected[F_NAK_WRONG] + g->injected[F_GO_BACK_0];
-	exp[RULE_NAK_PSN] += g->injected[F_NAK_WRONG] + g->injected[F_GO_BACK_0];
-	exp[RULE_PSN_DUPLICATE] += 2 * g->injected[F_NAK_WRONG] + 3 * g->injected[F_GO_BACK_0];
-	exp[RULE_GO_BACK_EARLY] += g->injected[F_NAK_WRONG]; /* it resends from before the PSN named */
-	exp[RULE_RETX_EPISODE] = g->retx_episodes;
-	/* the only NAKs are --rnr-early's; a retry waits out the announced ACK timeout, so none is early */
-	exp[RULE_RETX_TIMEOUT] = g->retx_episodes - g->retx_after_nak;
-	exp[RULE_RETX_UNCOMPARED] = g->retx_uncompared;
-	exp[RULE_CM_PKEY] = g->pkey_breaks;
-	exp[RULE_CM] = g->cm_mads;
-	exp[RULE_CM_ESTABLISHED] = g->cm_established;
-	exp[RULE_CM_REJ] = g->cm_rej;
-	known[RULE_CONN_EVICTED] = false; /* depends on the table's size */
-	exp[RULE_ECN_CE] = g->mutated[M_ECN_CE];
-	exp[RULE_CNP] = g->cnp;
-	/* how a lost FIRST or LAST echoes through the message depends on the validator's state machine */
-	known[RULE_OPCODE_SEQUENCE] = !g->first_last_drops;
-	known[RULE_FLOW_EVICTED] = false; /* depends on the flow table's size */
-	return (int)exp[RULE_ICRC];
-}
-
-/* The CM faults exist only with --cm: without it the summary stays as it always was. */
-static bool fault_shown(const struct gen *g, int f)
-{
-	return g->cm || (f != F_START_PSN && f != F_CM_PMTU);
-}
-
-static void summary_json(FILE *f, const struct gen *g, const struct gen_out *o)
-{
-	uint64_t exp[RULE__COUNT];
-	bool known[RULE__COUNT];
-	uint64_t bad = expected_rules(g, exp, known);
-	struct json_writer w;
-
-	json_init(&w, f);
-	json_object_begin(&w, NULL);
-	json_u64(&w, "seed", g->seed);
-	json_u64(&w, "frames", o->n);
-	json_object_begin(&w, "injected");
-	for (int i = 0; i < F__COUNT; i++)
-		if (fault_shown(g, i))
-			json_u64(&w, gen_faults[i].json, g->injected[i]);
-	json_object_end(&w);
-	json_object_begin(&w, "mutations");
-	for (int i = 0; i < M__COUNT; i++)
-		json_u64(&w, gen_mutation_names[i], g->mutated[i]);
-	json_object_end(&w);
-	json_u64(&w, "dropped_first_or_last", g->first_last_drops);
-	json_object_begin(&w, "expected");
-	json_u64(&w, "frames", o->n);
-	json_u64(&w, "roce", o->n);
-	json_u64(&w, "icrc_ok", o->n - bad);
-	json_u64(&w, "icrc_bad", bad);
-	json_u64(&w, "icrc_unchecked", 0);
-	json_object_begin(&w, "rules");
-	for (int r = 0; r < RULE__COUNT; r++)
-		if (known[r])
-			json_u64(&w, rule_ids[r], exp[r]);
-	json_object_end(&w);
-	json_object_end(&w);
-	json_object_end(&w);
-	json_end(&w);
-}
-
-static void summary_text(FILE *f, const struct gen *g, const struct gen_out *o, const char *dest)
-{
-	uint64_t exp[RULE__COUNT];
-	bool known[RULE__COUNT];
-	uint64_t bad = expected_rules(g, exp, known);
-	const char *sep = "";
-
-	fprintf(f, "%llu frames to %s (seed %llu)\n\n%-16s %8s  %s\n", (unsigned long long)o->n, dest,
-		(unsigned long long)g->seed, "FAULT", "INJECTED", "COUNTED AS");
-	for (int i = 0; i < F__COUNT; i++) {
-		if (!fault_shown(g, i))
-			continue;
-		fprintf(f, "%-16s %8llu  ", gen_faults[i].opt, (unsigned long long)g->injected[i]);
-		if (i == F_CM_PMTU) {
-			fprintf(f, "%s (%llu frames)\n", rule_ids[gen_faults[i].rule], (unsigned long long)g->pmtu_breaks);
-			continue;
-		}
-		if (gen_faults[i].rule >= 0) {
-			fprintf(f, "%s\n", rule_ids[gen_faults[i].rule]);
-			continue;
-		}
-		fprintf(f, "no violation");
-		for (int m = 0, first = 1; m < M__COUNT; m++) {
-			if (!g->mutated[m])
-				continue;
-			fprintf(f, "%s%s %llu", first ? " (" : ", ", gen_mutation_names[m], (unsigned long long)g->mutated[m]);
-			first = 0;
-		}
-		fprintf(f, "%s\n", g->injected[i] ? ")" : "");
-	}
-	fprintf(f, "\nExpected: frames %llu, roce %llu, icrc_ok %llu, icrc_bad %llu\n", (unsigned long long)o->n,
-		(unsigned long long)o->n, (unsigned long long)(o->n - bad), (unsigned long long)bad);
-	fprintf(f, "Expected rules: ");
-	for (int r = 0; r < RULE__COUNT; r++) {
-		if (!known[r] || !exp[r])
-			continue;
-		fprintf(f, "%s%s %llu", sep, rule_ids[r], (unsigned long long)exp[r]);
-		sep = ", ";
-	}
-	fprintf(f, "%severy other rule 0", *sep ? "; " : "");
-	if (!known[RULE_OPCODE_SEQUENCE])
-		fprintf(f, " except opcode_sequence (%llu dropped FIRST/LAST packets break their messages)",
-			(unsigned long long)g->first_last_drops);
-	fprintf(f, "\n");
 }
 
 enum {
@@ -589,9 +464,9 @@ static int do_gen(int argc, char **argv)
 		err = -EIO;
 	}
 	if (cli.json)
-		summary_json(sumf, &g, &o);
+		gen_summary_json(sumf, &g, &o);
 	else
-		summary_text(sumf, &g, &o, dest);
+		gen_summary_text(sumf, &g, &o, dest);
 	err = finish(&o, &cli, err);
 out:
 	if (o.cap.f && o.cap.f != stdout)

@@ -235,7 +235,14 @@ void gen_out_wait(struct gen_out *o, uint64_t ns);
 void gen_out_progress(struct gen_out *o, bool final);
 uint64_t gen_if_tx_dropped(const char *ifname);
 
-/* gen_fault.c: builds, maybe faults, and writes one planned packet. */
+/* faults.c: builds, maybe faults, and writes one planned packet. */
 int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d);
+/*
+ * The run's summary: the faults injected and, in the replay schema, what
+ * must be counted for the frames written (JSON), or the same for people to
+ * `dest` (text).
+ */
+void gen_summary_json(FILE *f, const struct gen *g, const struct gen_out *o);
+void gen_summary_text(FILE *f, const struct gen *g, const struct gen_out *o, const char *dest);
 
 #endif
