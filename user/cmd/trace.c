@@ -1,25 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * roceval trace: on-demand samples of violating frames.
- *
- * Sampling is off in the program unless settings.trace_on has a bit set.
- * Each trace takes a free slot of the interface (ROCEVAL_MAX_TRACES), puts
- * its filters and a ring buffer of its own there and sets its bit, for as
- * long as it runs; several traces on one interface each get what matches
- * their filters.  The slot is given back on the way out: --count reached,
- * SIGINT/SIGTERM/SIGHUP/SIGPIPE, or an error.  A killed trace (SIGKILL)
- * leaves its slot taken; the next trace notices its owner is gone and frees it.
+ * roceval trace: on-demand samples of violating frames, through a trace
+ * slot of each interface (report/trace_slot.h) for as long as it runs.  The
+ * slot is given back on the way out: --count reached,
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE, or an error.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -29,7 +20,6 @@
 #include "cmd.h"
 #include "live/live.h"
 #include "live/loader.h"
-#include "lockfile.h"
 #include "log.h"
 #include "numbers.h"
 #include "report/report.h"
@@ -41,8 +31,6 @@ extern const struct command cmd_trace;
 #define MAX_IFACES 64
 #define STR_(x) #x
 #define STR(x) STR_(x)
-/* Held only while slots are taken or given back; removed each time. */
-#define TRACE_LOCK_DIR "/run/roceval"
 
 static volatile sig_atomic_t stop;
 
@@ -57,10 +45,7 @@ struct trace_iface {
 	struct live_iface li;
 	struct trace *t;
 	__u32 idx; /* pcapng interface id */
-	__u32 slot;   /* ours in trace_filters and trace_rbs */
-	int rb_fd;    /* our ring buffer */
-	__u64 skipped0; /* trace_skipped when the trace started */
-	bool armed;   /* the slot is ours and must be given back */
+	struct trace_slot ts;
 };
 
 struct trace {
@@ -71,8 +56,6 @@ struct trace {
 	struct capture pcap;
 	struct sample_output out;
 };
-
-static int trace_disarm(struct trace_iface *ti);
 
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -91,148 +74,10 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (t->count && t->seen >= t->count) {
 		/* switch sampling off now rather than after the poll returns: fewer frames sampled in vain */
 		for (int i = 0; i < t->n; i++)
-			trace_disarm(&t->ifs[i]);
+			trace_disarm(&t->ifs[i].li, &t->ifs[i].ts);
 		stop = -1;
 	}
 	return 0;
-}
-
-/* ---- switching sampling on and off ---- */
-
-/* Serialises taking and giving back slots among the traces of one interface. */
-static int slots_lock(const struct trace_iface *ti, char *path, size_t len)
-{
-	int fd;
-
-	snprintf(path, len, "%s/trace-%s-%s.lock", TRACE_LOCK_DIR, ti->li.netns, ti->li.ifname);
-	fd = lockfile_lock(path, true);
-	if (fd < 0)
-		pr_warn("Couldn't lock %s: %s", path, strerror(-fd));
-	return fd;
-}
-
-/* Sets or clears our bit in trace_on; only that bit, so a 'roceval config' meanwhile stays. */
-static int set_trace_bit(const struct trace_iface *ti, bool on)
-{
-	struct roceval_settings cur;
-	int err = roceval_settings_read(ti->li.settings_fd, &cur);
-
-	if (err)
-		return err;
-	if (on)
-		cur.trace_on |= 1u << ti->slot;
-	else
-		cur.trace_on &= ~(1u << ti->slot);
-	return roceval_settings_write(ti->li.settings_fd, &cur);
-}
-
-static void free_slot(const struct trace_iface *ti, __u32 slot)
-{
-	struct roceval_trace_filter none = {};
-	struct trace_iface other = *ti;
-
-	other.slot = slot;
-	set_trace_bit(&other, false);
-	bpf_map_delete_elem(ti->li.trace_rbs_fd, &slot);
-	bpf_map_update_elem(ti->li.trace_filters_fd, &slot, &none, BPF_ANY);
-}
-
-/* A free slot, after freeing those of traces that were killed; -EBUSY when all run. */
-static int find_slot(const struct trace_iface *ti)
-{
-	int found = -EBUSY;
-
-	for (__u32 slot = 0; slot < ROCEVAL_MAX_TRACES; slot++) {
-		struct roceval_trace_filter f;
-
-		if (bpf_map_lookup_elem(ti->li.trace_filters_fd, &slot, &f))
-			return -errno;
-		if (f.owner && kill(f.owner, 0) && errno == ESRCH) {
-			pr_warn("%s: a trace that was killed (pid %u) left sampling on; taking over",
-				ti->li.ifname, f.owner);
-			free_slot(ti, slot);
-			f.owner = 0;
-		}
-		if (!f.owner && found < 0)
-			found = slot;
-	}
-	return found;
-}
-
-static int trace_arm(struct trace_iface *ti, const struct roceval_trace_filter *want)
-{
-	struct roceval_trace_filter mine = *want;
-	struct roceval_counters c;
-	char path[PATH_MAX];
-	int lock, slot, err;
-
-	err = counters_read(ti->li.counters_fd, &c);
-	if (err) {
-		pr_warn("%s: Couldn't read the maps: %s", ti->li.ifname, strerror(-err));
-		return err;
-	}
-	ti->skipped0 = c.total[TOTAL_TRACE_SKIPPED];
-	ti->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "roceval_trace", 0, 0, ROCEVAL_TRACE_RB_BYTES, NULL);
-	if (ti->rb_fd < 0) {
-		err = -errno;
-		pr_warn("%s: Couldn't create a trace ring buffer: %s", ti->li.ifname, strerror(-err));
-		return err;
-	}
-	lock = slots_lock(ti, path, sizeof(path));
-	if (lock < 0)
-		return lock;
-	slot = find_slot(ti);
-	if (slot < 0) {
-		err = slot;
-		if (err == -EBUSY)
-			pr_warn("%s: %d traces already run on this interface; stop one first", ti->li.ifname,
-				ROCEVAL_MAX_TRACES);
-		else
-			pr_warn("%s: Couldn't read the trace slots: %s", ti->li.ifname, strerror(-err));
-		goto out;
-	}
-	ti->slot = slot;
-	mine.owner = getpid();
-	if (bpf_map_update_elem(ti->li.trace_rbs_fd, &ti->slot, &ti->rb_fd, BPF_ANY) ||
-	    bpf_map_update_elem(ti->li.trace_filters_fd, &ti->slot, &mine, BPF_ANY)) {
-		err = -errno;
-		pr_warn("%s: Couldn't set up the trace slot: %s", ti->li.ifname, strerror(-err));
-		free_slot(ti, ti->slot);
-		goto out;
-	}
-	err = set_trace_bit(ti, true);
-	if (err) {
-		pr_warn("%s: Couldn't write the settings: %s", ti->li.ifname, strerror(-err));
-		free_slot(ti, ti->slot);
-		goto out;
-	}
-	ti->armed = true;
-out:
-	lockfile_unlock(path, lock);
-	return err;
-}
-
-/* Gives our slot back; the other traces on the interface go on. */
-static int trace_disarm(struct trace_iface *ti)
-{
-	char path[PATH_MAX];
-	int lock, err;
-
-	if (!ti->armed)
-		return 0;
-	lock = slots_lock(ti, path, sizeof(path));
-	/* our bit first, so the program stops using the slot before it is emptied */
-	err = set_trace_bit(ti, false);
-	if (!err) {
-		free_slot(ti, ti->slot);
-		ti->armed = false;
-	} else {
-		pr_warn("%s: Couldn't switch trace sampling off: %s; the next trace will", ti->li.ifname,
-			strerror(-err));
-	}
-	if (lock >= 0)
-		lockfile_unlock(path, lock);
-	return err;
 }
 
 /* ---- the command ---- */
@@ -374,7 +219,7 @@ static int open_ifaces(struct trace *t, const char *ifname)
 	for (int i = 0; i < n; i++) {
 		struct trace_iface *ti = &t->ifs[t->n];
 
-		ti->rb_fd = -1;
+		ti->ts.rb_fd = -1;
 		if (live_open_report(names[i], &ti->li)) {
 			live_close(&ti->li); /* what it opened before failing */
 			return -ENOENT;
@@ -398,12 +243,12 @@ static int arm_all(struct trace *t, const struct roceval_trace_filter *want, str
 	for (int i = 0; i < t->n && !err; i++) {
 		struct trace_iface *ti = &t->ifs[i];
 
-		err = trace_arm(ti, want);
+		err = trace_arm(&ti->li, &ti->ts, want);
 		if (err)
 			break;
 		if (!*rb)
-			*rb = ring_buffer__new(ti->rb_fd, on_event, ti, NULL);
-		else if (ring_buffer__add(*rb, ti->rb_fd, on_event, ti))
+			*rb = ring_buffer__new(ti->ts.rb_fd, on_event, ti, NULL);
+		else if (ring_buffer__add(*rb, ti->ts.rb_fd, on_event, ti))
 			err = -errno;
 		if (!*rb || err) {
 			err = err ?: -errno;
@@ -430,10 +275,10 @@ static int run_trace(struct trace *t, struct ring_buffer *rb, const char *pcap_p
 	for (int i = 0; i < t->n; i++) {
 		struct roceval_counters c;
 
-		if (trace_disarm(&t->ifs[i]))
+		if (trace_disarm(&t->ifs[i].li, &t->ifs[i].ts))
 			err = err ?: -EIO;
 		if (!counters_read(t->ifs[i].li.counters_fd, &c))
-			skipped += c.total[TOTAL_TRACE_SKIPPED] - t->ifs[i].skipped0;
+			skipped += c.total[TOTAL_TRACE_SKIPPED] - t->ifs[i].ts.skipped0;
 	}
 	/* samples already in the ring when sampling stopped are still reported */
 	if (!err && (!t->count || t->seen < t->count))
@@ -452,13 +297,13 @@ static int run_trace(struct trace *t, struct ring_buffer *rb, const char *pcap_p
 static void trace_close(struct trace *t, struct ring_buffer *rb)
 {
 	for (int i = 0; i < t->n; i++) {
-		trace_disarm(&t->ifs[i]);
+		trace_disarm(&t->ifs[i].li, &t->ifs[i].ts);
 		live_close(&t->ifs[i].li);
 	}
 	ring_buffer__free(rb);
 	for (int i = 0; i < t->n; i++)
-		if (t->ifs[i].rb_fd >= 0)
-			close(t->ifs[i].rb_fd);
+		if (t->ifs[i].ts.rb_fd >= 0)
+			close(t->ifs[i].ts.rb_fd);
 	if (t->pcap.f && t->pcap.f != stdout)
 		fclose(t->pcap.f);
 }

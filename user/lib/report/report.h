@@ -21,6 +21,7 @@
 #include "latency.h"
 #include "prom.h"
 #include "sample.h"
+#include "trace_slot.h"
 #include "view.h"
 
 struct json_writer;
