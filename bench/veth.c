@@ -12,8 +12,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "bench_frame.h"
-#include "bench_live.h"
+#include "frame.h"
+#include "veth.h"
 #include "bench_pass.skel.h"
 #include "json.h"
 #include "live/loader.h"

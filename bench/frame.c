@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_frame.h"
+#include "frame.h"
 #include "icrc.h"
 #include "roceval.h"
 

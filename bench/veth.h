@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-#ifndef ROCEVAL_BENCH_LIVE_H
-#define ROCEVAL_BENCH_LIVE_H
+#ifndef ROCEVAL_BENCH_VETH_H
+#define ROCEVAL_BENCH_VETH_H
 
 #include <stdbool.h>
 
