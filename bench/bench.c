@@ -13,7 +13,6 @@
  * is timed through the live program, a frame a test run.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -423,39 +422,41 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 }
 
 /* What the command line asks; 0 or EXIT_USAGE. */
-static int parse_options(int argc, char **argv, bool *json, bool *live, unsigned int *repeat,
-			 unsigned int *rounds)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "live", no_argument, NULL, 'l' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "rounds", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt;
+/* What the options ask. */
+struct bench_opts {
+	bool json, live;
+	unsigned int repeat, rounds;
+};
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":jlr:n:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			*json = true;
-			break;
-		case 'l':
-			*live = true;
-			break;
-		case 'r':
-			if (!parse_u32(optarg, 10000000, repeat) || !*repeat)
-				return command_usage_error(&cmd_bench, "--repeat %s: expected 1-10000000", optarg);
-			break;
-		case 'n':
-			if (!parse_u32(optarg, 1000, rounds) || !*rounds)
-				return command_usage_error(&cmd_bench, "--rounds %s: expected 1-1000", optarg);
-			break;
-		default:
-			return command_bad_option(&cmd_bench, opt, argv);
-		}
+static int bench_option(void *ctx, int opt, const char *arg)
+{
+	struct bench_opts *o = ctx;
+
+	switch (opt) {
+	case 'j':
+		o->json = true;
+		break;
+	case 'l':
+		o->live = true;
+		break;
+	case 'r':
+		if (!parse_u32(arg, 10000000, &o->repeat) || !o->repeat)
+			return command_usage_error(&cmd_bench, "--repeat %s: expected 1-10000000", arg);
+		break;
+	case 'n':
+		if (!parse_u32(arg, 1000, &o->rounds) || !o->rounds)
+			return command_usage_error(&cmd_bench, "--rounds %s: expected 1-1000", arg);
+		break;
 	}
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct bench_opts *o)
+{
+	int ret = command_options(&cmd_bench, argc, argv, bench_option, o);
+
+	if (ret)
+		return ret;
 	if (optind != argc)
 		return command_usage_error(&cmd_bench, "unexpected argument '%s'", argv[optind]);
 	return 0;
@@ -506,18 +507,56 @@ out:
 
 static int do_bench(int argc, char **argv)
 {
-	unsigned int repeat = 0, rounds = 9;
-	bool json = false, live = false;
-	int err = parse_options(argc, argv, &json, &live, &repeat, &rounds);
+	struct bench_opts o = { .rounds = 9 };
+	int err = parse_options(argc, argv, &o);
 
 	if (err)
 		return err;
 	if (require_caps(false))
 		return 1;
-	if (live)
-		return bench_live(json, repeat ? repeat : 1000000, rounds) ? 1 : 0;
-	return bench_frames(json, repeat ? repeat : 20000, rounds) ? 1 : 0;
+	if (o.live)
+		return bench_live(o.json, o.repeat ?: 1000000, o.rounds) ? 1 : 0;
+	return bench_frames(o.json, o.repeat ?: 20000, o.rounds) ? 1 : 0;
 }
+
+static const struct cmd_opt bench_opts[] = {
+	{ .heading = "Options:" },
+	{ .name = "json", .key = 'j', .arg = no_argument,
+	  .help = "one JSON object per line, per payload and family: payload,\n"
+		  "family, baseline_ns, headers_ns, full_ns, zlib_ns,\n"
+		  "icrc_vs_zlib ((full_ns - headers_ns) / zlib_ns),\n"
+		  "headers_over_baseline_ns (headers_ns - baseline_ns), the same\n"
+		  "steady_read (in_place or helper), the same for the steady path\n"
+		  "as steady_baseline_ns, steady_headers_ns, steady_full_ns,\n"
+		  "steady_icrc_vs_zlib and steady_headers_over_baseline_ns, and\n"
+		  "icrc_sample_ns (steady full path by icrc_sample); then one per\n"
+		  "flow count: flows, payload, family, steady_read,\n"
+		  "steady_baseline_ns, steady_headers_ns and\n"
+		  "steady_headers_over_baseline_ns; then the answered stream's:\n"
+		  "answered (\"ack\"), payload, family, the same four per frame,\n"
+		  "and ack_over_baseline_ns, the ACK alone (twice the stream's\n"
+		  "figure less the 2-flow SEND's); then clock (\"kernel\"),\n"
+		  "payload, family, request_timed_ns and flow_sampled_ns" },
+	{ .name = "live", .key = 'l', .arg = no_argument,
+	  .help = "instead, Mpps per core through a real veth pair: in a network\n"
+		  "namespace of its own (gone when the bench ends), frames sent\n"
+		  "in XDP live-frames mode into one end, received in native XDP\n"
+		  "at the other by roceval or by a do-nothing program, alternately;\n"
+		  "an RC ACK and a 3072-byte SEND_ONLY over IPv4 (live-frames mode\n"
+		  "takes no multi-buffer frames), each the same frame repeated.\n"
+		  "veth runs the receiver on the sending CPU, so the figure is\n"
+		  "one core sending and receiving; received frames go up the\n"
+		  "stack, as on a mirror port.  A round whose receiver got fewer\n"
+		  "than half the frames is run again, up to 3 times, then the\n"
+		  "bench fails.  JSON: live, family, frame_bytes,\n"
+		  "pass_mpps, roceval_mpps, roceval_vs_pass" },
+	{ .name = "repeat", .key = 'r', .arg = required_argument, .meta = "N",
+	  .help = "runs (frames) per figure and round (default 20000; with\n"
+		  "--live 1000000 ACKs, a quarter as many SENDs)" },
+	{ .name = "rounds", .key = 'n', .arg = required_argument, .meta = "N",
+	  .help = "rounds; the median is reported (default 9)" },
+	CMD_OPT_END,
+};
 
 const struct command cmd_bench = {
 	.name = "bench",
@@ -554,38 +593,10 @@ const struct command cmd_bench = {
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
 		"and no rule broken; after it, every steady flow must have counted each of its\n"
 		"frames and no violation, and every answered ACK must have been matched to its\n"
-		"request.  The machine's load shows in the figures: compare ratios.\n\n"
-		"Options:\n"
-		"  -j, --json        one JSON object per line, per payload and family: payload,\n"
-		"                    family, baseline_ns, headers_ns, full_ns, zlib_ns,\n"
-		"                    icrc_vs_zlib ((full_ns - headers_ns) / zlib_ns),\n"
-		"                    headers_over_baseline_ns (headers_ns - baseline_ns), the same\n"
-		"                    steady_read (in_place or helper), the same for the steady path\n"
-		"                    as steady_baseline_ns, steady_headers_ns, steady_full_ns,\n"
-		"                    steady_icrc_vs_zlib and steady_headers_over_baseline_ns, and\n"
-		"                    icrc_sample_ns (steady full path by icrc_sample); then one per\n"
-		"                    flow count: flows, payload, family, steady_read,\n"
-		"                    steady_baseline_ns, steady_headers_ns and\n"
-		"                    steady_headers_over_baseline_ns; then the answered stream's:\n"
-		"                    answered (\"ack\"), payload, family, the same four per frame,\n"
-		"                    and ack_over_baseline_ns, the ACK alone (twice the stream's\n"
-		"                    figure less the 2-flow SEND's); then clock (\"kernel\"),\n"
-		"                    payload, family, request_timed_ns and flow_sampled_ns\n"
-		"  -l, --live        instead, Mpps per core through a real veth pair: in a network\n"
-		"                    namespace of its own (gone when the bench ends), frames sent\n"
-		"                    in XDP live-frames mode into one end, received in native XDP\n"
-		"                    at the other by roceval or by a do-nothing program, alternately;\n"
-		"                    an RC ACK and a 3072-byte SEND_ONLY over IPv4 (live-frames mode\n"
-		"                    takes no multi-buffer frames), each the same frame repeated.\n"
-		"                    veth runs the receiver on the sending CPU, so the figure is\n"
-		"                    one core sending and receiving; received frames go up the\n"
-		"                    stack, as on a mirror port.  A round whose receiver got fewer\n"
-		"                    than half the frames is run again, up to 3 times, then the\n"
-		"                    bench fails.  JSON: live, family, frame_bytes,\n"
-		"                    pass_mpps, roceval_mpps, roceval_vs_pass\n"
-		"  -r, --repeat N    runs (frames) per figure and round (default 20000; with\n"
-		"                    --live 1000000 ACKs, a quarter as many SENDs)\n"
-		"  -n, --rounds N    rounds; the median is reported (default 9)\n\n"
+		"request.  The machine's load shows in the figures: compare ratios.\n\n",
+	.opts = bench_opts,
+	.col = 20,
+	.more = "\n"
 		"The first table adds Mpps/core and Gb/s/core of the full program (1000 / full_ns,\n"
 		"and frame bits / full_ns).  Needs CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON.  Exit\n"
 		"status: 0, 1 when BPF failed or a frame did not take the path it was meant to, 2\n"

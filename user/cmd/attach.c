@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* roceval attach: options and settings in, live_attach() does the rest. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +13,7 @@
 
 extern const struct command cmd_attach;
 
-enum { OPT_MULTIPROG = 0x100, OPT_FLOWS, OPT_SETTING = 0x200 };
+enum { OPT_MULTIPROG = OPT_LONG, OPT_FLOWS, OPT_SETTING = 0x200 };
 
 /* flows=N sizes the flow table at load time, so it is an attach option, not a setting. */
 static int attach_assign(struct roceval_settings *cfg, const char *arg)
@@ -34,53 +33,47 @@ static int attach_assign(struct roceval_settings *cfg, const char *arg)
 	return 0;
 }
 
+/* What the options ask. */
+struct attach_opts {
+	struct roceval_settings cfg;
+	enum live_mode mode;
+	bool multiprog;
+};
+
+static int attach_option(void *ctx, int opt, const char *arg)
+{
+	struct attach_opts *o = ctx;
+	char buf[256];
+
+	if (opt == 'm') {
+		if (!live_mode_parse(arg, &o->mode))
+			return command_usage_error(&cmd_attach, "--mode %s: expected native, generic, auto or tc", arg);
+	} else if (opt == OPT_MULTIPROG) {
+		o->multiprog = true;
+	} else if (opt == 's' || opt == OPT_FLOWS) {
+		snprintf(buf, sizeof(buf), opt == OPT_FLOWS ? "flows=%s" : "%s", arg);
+		return attach_assign(&o->cfg, buf);
+	} else if (opt >= OPT_SETTING) {
+		if (settings_set(&o->cfg, settings_keys[opt - OPT_SETTING], arg, buf, sizeof(buf)))
+			return command_usage_error(&cmd_attach, "%s", buf);
+	}
+	return 0;
+}
+
 static int do_attach(int argc, char **argv)
 {
-#define SETTING_COUNT(...) +1
-	/* the fixed options, one per setting, the terminator */
-	struct option opts[4 + (0 ROCEVAL_SETTINGS(SETTING_COUNT, SETTING_COUNT, SETTING_COUNT, SETTING_COUNT,
-						   SETTING_COUNT)) + 1] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "multiprog", no_argument, NULL, OPT_MULTIPROG },
-		{ "set", required_argument, NULL, 's' },
-		{ "flows", required_argument, NULL, OPT_FLOWS },
-	};
-	enum live_mode mode = LIVE_MODE_AUTO;
-	struct roceval_settings cfg;
-	struct live_iface li;
-	bool multiprog = false;
+	struct attach_opts o = { .mode = LIVE_MODE_AUTO };
 	const char *ifname = NULL;
-	char err[256];
-	int nopts = 4, opt, idx, ret;
+	struct live_iface li;
+	int ret;
 
-	/* every setting is also an option: --pmtu 1024 is pmtu=1024 */
-	for (int i = 0; settings_keys[i]; i++)
-		opts[nopts++] = (struct option){ settings_keys[i], required_argument, NULL, OPT_SETTING + i };
-	settings_defaults(&cfg);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":m:s:", opts, &idx)) != -1) {
-		if (opt == 'm') {
-			if (!live_mode_parse(optarg, &mode))
-				return command_usage_error(&cmd_attach, "--mode %s: expected native, generic, auto or tc",
-							   optarg);
-		} else if (opt == OPT_MULTIPROG) {
-			multiprog = true;
-		} else if (opt == 's' || opt == OPT_FLOWS) {
-			char arg[256];
-
-			snprintf(arg, sizeof(arg), opt == OPT_FLOWS ? "flows=%s" : "%s", optarg);
-			if ((ret = attach_assign(&cfg, arg)))
-				return ret;
-		} else if (opt >= OPT_SETTING) {
-			if (settings_set(&cfg, settings_keys[opt - OPT_SETTING], optarg, err, sizeof(err)))
-				return command_usage_error(&cmd_attach, "%s", err);
-		} else {
-			return command_bad_option(&cmd_attach, opt, argv);
-		}
-	}
+	settings_defaults(&o.cfg);
+	ret = command_options(&cmd_attach, argc, argv, attach_option, &o);
+	if (ret)
+		return ret;
 	for (; optind < argc; optind++) {
 		if (strchr(argv[optind], '=')) {
-			if ((ret = attach_assign(&cfg, argv[optind])))
+			if ((ret = attach_assign(&o.cfg, argv[optind])))
 				return ret;
 		} else if (!ifname) {
 			ifname = argv[optind];
@@ -92,7 +85,7 @@ static int do_attach(int argc, char **argv)
 		return command_usage_error(&cmd_attach, "an interface is required");
 	if (require_caps(true))
 		return 1;
-	ret = live_attach(ifname, mode, multiprog, &cfg, &li);
+	ret = live_attach(ifname, o.mode, o.multiprog, &o.cfg, &li);
 	if (ret)
 		return ret == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	printf("%s: attached roceval (program %u, %s mode%s); pinned in %s/%s/%s\n", ifname, li.prog_id,
@@ -102,12 +95,35 @@ static int do_attach(int argc, char **argv)
 	return 0;
 }
 
+static const struct cmd_opt attach_opts[] = {
+	{ .heading = "Options:" },
+	{ .name = "mode", .key = 'm', .arg = required_argument, .meta = "MODE",
+	  .help = "native (driver hook), generic (skb hook, any interface, slower),\n"
+		  "auto (default: native where the driver supports it), or tc\n"
+		  "(tc ingress, not XDP: beside any XDP program, kernel 6.6+)" },
+	{ .name = "multiprog", .key = OPT_MULTIPROG, .arg = no_argument,
+	  .help = "beside the XDP program already there: libxdp's dispatcher\n"
+		  "(xdp-loader compatible) where it can run, else tc ingress" },
+	{ .name = "set", .key = 's', .arg = required_argument, .meta = "K=V",
+	  .help = "a setting, as 'roceval config' takes them; also plain K=V\n"
+		  "arguments and --KEY VALUE options" },
+	{ .name = "flows", .key = OPT_FLOWS, .arg = required_argument, .meta = "N",
+	  .help = "flows the flow table is sized for (also flows=N), fixed\n"
+		  "while attached; default 65536, about 1 KB each with the\n"
+		  "tables sized with it (connections, PSN-window hints)" },
+	/* every setting is also an option: --pmtu 1024 is pmtu=1024 */
+	{ .key = OPT_SETTING, .each_setting = true },
+	CMD_OPT_END,
+};
+
 const struct command cmd_attach = {
 	.name = "attach",
 	.args = "IFACE [--mode native|generic|auto] [--multiprog] [KEY=VALUE]...",
 	.summary = "attach the validator to an interface and pin it, counters and all",
 	.help = "Loads the roceval XDP program, attaches it to IFACE through a bpf_link and pins the\n"
-		"program, the link and the maps under " ROCEVAL_PIN_ROOT "/netns-INODE/IFACE/ (INODE:\n"
+		"program, the link and the maps under "
+		ROCEVAL_PIN_ROOT
+		"/netns-INODE/IFACE/ (INODE:\n"
 		"the network namespace's, as 'lsns -t net' shows it), then exits: the program keeps\n"
 		"running and counting until 'roceval detach IFACE'.  Traffic is never changed unless\n"
 		"enforce=on.  The program reads frames of any size (multi-buffer).\n\n"
@@ -126,19 +142,13 @@ const struct command cmd_attach = {
 		"that it can read the NIC's receive timestamp of each frame for the latencies\n"
 		"(while the driver's receive timestamping is on: hwstamp_ctl -i IFACE -r 1);\n"
 		"otherwise, and in the other modes, they are timed by the kernel's clock.\n"
-		"status says which clock is in use.\n\n"
-		"Options:\n"
-		"  -m, --mode MODE   native (driver hook), generic (skb hook, any interface, slower),\n"
-		"                    auto (default: native where the driver supports it), or tc\n"
-		"                    (tc ingress, not XDP: beside any XDP program, kernel 6.6+)\n"
-		"      --multiprog   beside the XDP program already there: libxdp's dispatcher\n"
-		"                    (xdp-loader compatible) where it can run, else tc ingress\n"
-		"  -s, --set K=V     a setting, as 'roceval config' takes them; also plain K=V\n"
-		"                    arguments and --KEY VALUE options\n"
-		"      --flows N     flows the flow table is sized for (also flows=N), fixed\n"
-		"                    while attached; default 65536, about 1 KB each with the\n"
-		"                    tables sized with it (connections, PSN-window hints)\n\n"
-		"Settings (change them later with 'roceval config'):\n" SETTINGS_HELP_ARG "\n"
+		"status says which clock is in use.\n\n",
+	.opts = attach_opts,
+	.col = 20,
+	.more = "\n"
+		"Settings (change them later with 'roceval config'):\n"
+		SETTINGS_HELP_ARG
+		"\n"
 		"Exit status: 0 attached, 1 it could not be, no such interface included (the reason\n"
 		"is printed; nothing is left behind), 2 bad usage or a bad setting.\n\n"
 		"Examples:\n"

@@ -2,6 +2,8 @@
 #ifndef ROCEVAL_CMD_H
 #define ROCEVAL_CMD_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 /*
@@ -13,6 +15,33 @@
 #define EXIT_USAGE 2
 
 /*
+ * One row of a command's option table, from which getopt's option string
+ * and long options, the --help text and the manual page all come.  A row
+ * with a heading starts a group of the help; one without help is for getopt
+ * alone (an alias, or one of several spellings another row explains).
+ */
+struct cmd_opt {
+	const char *name; /* --name, or NULL for a short option alone */
+	int key;	  /* what getopt returns: the short letter, or OPT_LONG + n */
+	int arg;	  /* no_argument, required_argument or optional_argument */
+	const char *meta; /* the value's name in the help: N, FILE, [SECS] */
+	/* its help; each '\n' continues at the help column */
+	const char *help;
+	const char *left; /* the help's left side where it is not "-k, --name META" */
+	unsigned int col; /* the help column of this row where it differs from its group's */
+	/* a heading row: the group's title, the group's help column, no short column */
+	const char *heading;
+	bool no_short;
+	/* a getopt row that stands for one long option per setting: key + the setting's index */
+	bool each_setting;
+};
+
+/* Keys of options without a short letter: OPT_LONG, OPT_LONG + 1, ... */
+#define OPT_LONG 0x100
+/* The end of a table. */
+#define CMD_OPT_END { NULL, 0, 0, NULL, NULL, NULL, 0, NULL, false, false }
+
+/*
  * A subcommand: one of these per command file in user/cmd/, listed in main.c.  The
  * dispatcher accepts any unique prefix of `name`.
  */
@@ -20,12 +49,25 @@ struct command {
 	const char *name;
 	const char *args;    /* synopsis after the name */
 	const char *summary; /* one line for `roceval help` */
-	const char *help;    /* the rest of `roceval help NAME`: options, examples */
+	const char *help;    /* `roceval help NAME` after the summary, up to the options */
+	const struct cmd_opt *opts; /* the options, or NULL */
+	unsigned int col;	    /* the column their help starts at */
+	const char *more;	    /* the help after the options: exit status, examples */
 	int (*run)(int argc, char **argv);
 };
 
 /* Prints "Usage: roceval NAME ARGS", the summary and the help text. */
 void command_help(FILE *f, const struct command *cmd);
+/* The help text after the summary, as command_help() prints it (to be freed). */
+char *command_help_text(const struct command *cmd);
+/*
+ * getopt over the command's table: fn(ctx, key, value) for each option in
+ * order, which returns 0 or an exit status.  0 with optind at the first
+ * operand, or the exit status (an unknown option or a missing value said
+ * in the one line command_bad_option() writes).
+ */
+int command_options(const struct command *cmd, int argc, char **argv,
+		    int (*fn)(void *ctx, int key, const char *value), void *ctx);
 /* One line "roceval NAME: MSG; see 'roceval help NAME'" and EXIT_USAGE. */
 int command_usage_error(const struct command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* roceval daemon: the options, then lib/daemon.c runs it. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "caps.h"
@@ -33,48 +32,69 @@ static int option_key(int opt, struct daemon_options *o, const char **key)
 	return -1;
 }
 
-static int do_daemon(int argc, char **argv)
+enum { OPT_CHECK = OPT_LONG };
+
+/* What the options ask, beside the configuration they override. */
+struct daemon_cli {
+	struct daemon_options o;
+	bool check;
+};
+
+static int daemon_option(void *ctx, int opt, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "interval", required_argument, NULL, 'n' },
-		{ "interface", required_argument, NULL, 'i' },
-		{ "check", no_argument, NULL, 'C' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct daemon_options o = {};
-	struct daemon_config cfg;
+	struct daemon_cli *cli = ctx;
 	const char *key;
 	char err[512];
-	bool check = false;
-	int opt;
 
-	config_defaults(&o.overrides);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":c:l:n:i:", opts, NULL)) != -1) {
-		if (opt == 'c') {
-			o.config_path = optarg;
-		} else if (opt == 'C') {
-			check = true;
-		} else if (option_key(opt, &o, &key)) {
-			return command_bad_option(&cmd_daemon, opt, argv);
-		} else if (config_set(&o.overrides, key, optarg, err, sizeof(err))) {
-			return command_usage_error(&cmd_daemon, "%s", err);
-		}
+	if (opt == 'c') {
+		cli->o.config_path = arg;
+	} else if (opt == OPT_CHECK) {
+		cli->check = true;
+	} else if (!option_key(opt, &cli->o, &key) && config_set(&cli->o.overrides, key, arg, err, sizeof(err))) {
+		return command_usage_error(&cmd_daemon, "%s", err);
 	}
+	return 0;
+}
+
+static int do_daemon(int argc, char **argv)
+{
+	struct daemon_cli cli = {};
+	struct daemon_config cfg;
+	int err;
+
+	config_defaults(&cli.o.overrides);
+	err = command_options(&cmd_daemon, argc, argv, daemon_option, &cli);
+	if (err)
+		return err;
 	if (optind != argc)
 		return command_usage_error(&cmd_daemon, "unexpected argument '%s'", argv[optind]);
-	if (daemon_config_load(&o, &cfg))
+	if (daemon_config_load(&cli.o, &cfg))
 		return EXIT_USAGE;
-	if (check) {
-		printf("%s: OK\n", o.config_path ?: "options");
+	if (cli.check) {
+		printf("%s: OK\n", cli.o.config_path ?: "options");
 		return 0;
 	}
 	if (require_caps(true))
 		return 1;
-	return daemon_run(&o, &cfg);
+	return daemon_run(&cli.o, &cfg);
 }
+
+static const struct cmd_opt daemon_opts[] = {
+	{ .heading = "Options (they override the file, on every reload too):" },
+	{ .name = "config", .key = 'c', .arg = required_argument, .meta = "FILE",
+	  .help = "the configuration file, e.g. " DAEMON_DEFAULT_CONFIG ";\n"
+		  "without one, the defaults and these options" },
+	{ .name = "listen", .key = 'l', .arg = required_argument, .meta = "ADDR:PORT",
+	  .help = "where to serve metrics (the listen key)" },
+	{ .name = "interval", .key = 'n', .arg = required_argument, .meta = "S",
+	  .help = "seconds between JSON lines (the interval key)" },
+	{ .name = "interface", .key = 'i', .arg = required_argument, .meta = "IFACE",
+	  .help = "serve IFACE (repeatable; replaces the file's interfaces)" },
+	{ .name = "check", .key = OPT_CHECK, .arg = no_argument,
+	  .help = "check the configuration, print 'FILE: OK' and exit\n"
+		  "(0, or 2 with the error): run it before a SIGHUP" },
+	CMD_OPT_END,
+};
 
 const struct command cmd_daemon = {
 	.name = "daemon",
@@ -107,15 +127,10 @@ const struct command cmd_daemon = {
 		"  SIGTERM, SIGINT: exit, leaving the programs attached and counting unless\n"
 		"      detach_on_exit = yes.\n\n"
 		"A second daemon for an interface already served refuses to start: each interface\n"
-		"is locked through " DAEMON_LOCK_DIR "/daemon-netns-INODE-IFACE.lock.  Messages go to stderr.\n\n"
-		"Options (they override the file, on every reload too):\n"
-		"  -c, --config FILE      the configuration file, e.g. " DAEMON_DEFAULT_CONFIG ";\n"
-		"                         without one, the defaults and these options\n"
-		"  -l, --listen ADDR:PORT where to serve metrics (the listen key)\n"
-		"  -n, --interval S       seconds between JSON lines (the interval key)\n"
-		"  -i, --interface IFACE  serve IFACE (repeatable; replaces the file's interfaces)\n"
-		"      --check            check the configuration, print 'FILE: OK' and exit\n"
-		"                         (0, or 2 with the error): run it before a SIGHUP\n\n"
+		"is locked through " DAEMON_LOCK_DIR "/daemon-netns-INODE-IFACE.lock.  Messages go to stderr.\n\n",
+	.opts = daemon_opts,
+	.col = 25,
+	.more = "\n"
 		"Configuration file: one 'key = value' per line; '#' starts a comment at the start\n"
 		"of a line or after white space.  Keys:\n"
 		"  interface = IFACE\n"

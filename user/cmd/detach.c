@@ -9,22 +9,32 @@
 
 extern const struct command cmd_detach;
 
+enum { OPT_STALE = OPT_LONG };
+
+/* --stale and --all, each a bool */
+static int detach_option(void *ctx, int opt, const char *arg)
+{
+	bool *flags = ctx;
+
+	flags[opt == OPT_STALE ? 0 : 1] = true;
+	return 0;
+}
+
 static int do_detach(int argc, char **argv)
 {
-	bool stale = false, all = false;
+	bool flags[2] = {}, stale, all;
 	const char *ifname = NULL;
 	int err;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--stale"))
-			stale = true;
-		else if (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a"))
-			all = true;
-		else if (argv[i][0] == '-' || ifname)
-			return command_usage_error(&cmd_detach, "unexpected '%s'", argv[i]);
-		else
-			ifname = argv[i];
-	}
+	err = command_options(&cmd_detach, argc, argv, detach_option, flags);
+	if (err)
+		return err;
+	stale = flags[0];
+	all = flags[1];
+	if (optind < argc)
+		ifname = argv[optind++];
+	if (optind < argc)
+		return command_usage_error(&cmd_detach, "unexpected '%s'", argv[optind]);
 	if (all && !stale)
 		return command_usage_error(&cmd_detach, "--all goes with --stale");
 	if (stale == !!ifname)
@@ -45,6 +55,16 @@ static int do_detach(int argc, char **argv)
 	return 0;
 }
 
+static const struct cmd_opt detach_opts[] = {
+	{ .heading = "Options:" },
+	{ .name = "stale", .key = OPT_STALE, .arg = no_argument,
+	  .help = "remove every stale attachment of this namespace (its interface was\n"
+		  "deleted, or deleted and re-created): 'roceval status' marks them" },
+	{ .name = "all", .key = 'a', .arg = no_argument,
+	  .help = "with --stale: of every network namespace" },
+	CMD_OPT_END,
+};
+
 const struct command cmd_detach = {
 	.name = "detach",
 	.args = "IFACE | --stale [--all]",
@@ -53,11 +73,10 @@ const struct command cmd_detach = {
 		"its pins with the counters in them.  Other XDP programs are left as they were.  IFACE\n"
 		"is an interface of this network namespace: an attachment of the same name in another\n"
 		"namespace is not touched.  Pins left behind by an interface that no longer exists\n"
-		"are removed too.\n\n"
-		"Options:\n"
-		"      --stale   remove every stale attachment of this namespace (its interface was\n"
-		"                deleted, or deleted and re-created): 'roceval status' marks them\n"
-		"  -a, --all     with --stale: of every network namespace\n\n"
+		"are removed too.\n\n",
+	.opts = detach_opts,
+	.col = 16,
+	.more = "\n"
 		"Examples:\n"
 		"  roceval detach eth0\n"
 		"  roceval detach --stale --all\n",

@@ -5,7 +5,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -105,7 +104,7 @@ static int parse_kinds(const char *s, uint32_t *out)
 }
 
 enum {
-	OPT_MAX_SIZE = 256,
+	OPT_MAX_SIZE = OPT_LONG,
 	OPT_ADDR,
 	OPT_ADDR6,
 	OPT_MAC,
@@ -117,32 +116,6 @@ enum {
 	OPT_FAULT, /* + enum fault */
 };
 
-static const struct option gen_options[] = {
-	{ "write", required_argument, NULL, 'w' },
-	{ "interface", required_argument, NULL, 'i' },
-	{ "rate", required_argument, NULL, 'r' },
-	{ "count", required_argument, NULL, 'c' },
-	{ "messages", required_argument, NULL, 'n' },
-	{ "seed", required_argument, NULL, 's' },
-	{ "pmtu", required_argument, NULL, 'm' },
-	{ "qps", required_argument, NULL, 'q' },
-	{ "traffic", required_argument, NULL, 't' },
-	{ "family", required_argument, NULL, 'f' },
-	{ "json", no_argument, NULL, 'j' },
-	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
-	{ "addr", required_argument, NULL, OPT_ADDR },
-	{ "addr6", required_argument, NULL, OPT_ADDR6 },
-	{ "mac", required_argument, NULL, OPT_MAC },
-	{ "vlan", required_argument, NULL, OPT_VLAN },
-	{ "pkey", required_argument, NULL, OPT_PKEY },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "cm", no_argument, NULL, OPT_CM },
-	{ "ack-delay", required_argument, NULL, OPT_ACK_DELAY },
-#define FAULT_OPT(e, opt, json, rule) { opt, required_argument, NULL, OPT_FAULT + F_##e },
-	GEN_FAULTS(FAULT_OPT)
-#undef FAULT_OPT
-	{ NULL, 0, NULL, 0 },
-};
 
 /* What the command line asks of the run itself, beside the traffic. */
 struct gen_cli {
@@ -294,22 +267,32 @@ static int check_options(const struct gen *g, const struct gen_out *o, const str
 	return 0;
 }
 
+/* What the options fill in. */
+struct gen_opts {
+	struct gen *g;
+	struct gen_out *o;
+	struct gen_cli *cli;
+};
+
+static int gen_option(void *ctx, int opt, const char *arg)
+{
+	struct gen_opts *x = ctx;
+	int ret = traffic_option(x->g, x->cli, opt, arg);
+
+	if (ret == NOT_MINE)
+		ret = host_option(x->g, opt, arg);
+	if (ret == NOT_MINE)
+		ret = run_option(x->g, x->o, x->cli, opt, arg);
+	return ret == NOT_MINE ? 0 : ret;
+}
+
 static int parse_options(int argc, char **argv, struct gen *g, struct gen_out *o, struct gen_cli *cli)
 {
-	int opt, ret;
+	struct gen_opts x = { g, o, cli };
+	int ret = command_options(&cmd_gen, argc, argv, gen_option, &x);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":w:i:r:c:n:s:m:q:t:f:j46", gen_options, NULL)) != -1) {
-		ret = traffic_option(g, cli, opt, optarg);
-		if (ret == NOT_MINE)
-			ret = host_option(g, opt, optarg);
-		if (ret == NOT_MINE)
-			ret = run_option(g, o, cli, opt, optarg);
-		if (ret == NOT_MINE)
-			return command_bad_option(&cmd_gen, opt, argv);
-		if (ret)
-			return ret;
-	}
+	if (ret)
+		return ret;
 	if (optind != argc)
 		return command_usage_error(&cmd_gen, "unexpected argument '%s'", argv[optind]);
 	return check_options(g, o, cli);
@@ -481,6 +464,138 @@ out:
 	return err ? 1 : 0;
 }
 
+/* A --FAULT RATE option: its name and enum fault (GEN_FAULTS) */
+#define FAULT(opt, e) .name = opt, .key = OPT_FAULT + F_##e, .arg = required_argument, .meta = "RATE"
+static const struct cmd_opt gen_opts[] = {
+	{ .heading = "Output (one of):" },
+	{ .name = "write", .key = 'w', .arg = required_argument, .meta = "FILE",
+	  .help = "a capture: pcapng when FILE ends in .pcapng, else pcap; '-' is\n"
+		  "pcap on stdout (the summary then goes to stderr)" },
+	{ .name = "interface", .key = 'i', .arg = required_argument, .meta = "IFACE",
+	  .help = "send through an AF_PACKET socket, waiting when the device queue\n"
+		  "is full; frames the device still drops are reported (exit 1)" },
+	{ .name = "rate", .key = 'r', .arg = required_argument, .meta = "PPS",
+	  .help = "with -i: frames per second (default: as fast as the device takes)" },
+	{ .heading = "\n"
+		     "Traffic:" },
+	{ .name = "count", .key = 'c', .arg = required_argument, .meta = "N",
+	  .help = "plan at least N frames (default 1000); the last message is\n"
+		  "completed and owed ACKs are sent, so a few more may follow.  Faults\n"
+		  "change the total: drops remove frames, duplicates and reserved\n"
+		  "opcodes add them" },
+	{ .name = "messages", .key = 'n', .arg = required_argument, .meta = "N",
+	  .help = "plan N messages instead (a CNP counts as one); either is at\n"
+		  "most 10000000: run again with another seed for more" },
+	{ .name = "seed", .key = 's', .arg = required_argument, .meta = "N",
+	  .help = "repeat a run byte for byte (default: from the clock; printed)" },
+	{ .name = "pmtu", .key = 'm', .arg = required_argument, .meta = "N",
+	  .help = "256, 512, 1024 (default), 2048 or 4096" },
+	{ .name = "max-size", .key = OPT_MAX_SIZE, .arg = required_argument, .meta = "BYTES",
+	  .help = "largest SEND, WRITE or READ (default 4 x PMTU); UD sends at most\n"
+		  "one PMTU" },
+	{ .name = "qps", .key = 'q', .arg = required_argument, .meta = "N",
+	  .help = "connections (default 4), given RC, UC and UD in turn" },
+	{ .name = "traffic", .key = 't', .arg = required_argument, .meta = "LIST",
+	  .help = "comma-separated: send, write, read, atomic (RC), uc, ud, cnp, or\n"
+		  "all (default)" },
+	{ .name = "family", .key = 'f', .arg = required_argument, .meta = "4|6|mixed", .col = 26,
+	  .help = "IP version of the connections (default 4; mixed alternates)" },
+	{ .key = '4', .arg = no_argument },
+	{ .key = '6', .arg = no_argument },
+	{ .left = "-4, -6", .col = 26,
+	  .help = "same as --family 4 or 6" },
+	{ .name = "addr", .key = OPT_ADDR, .arg = required_argument, .meta = "A,B",
+	  .help = "IPv4 addresses of the two hosts (default 192.0.2.1,192.0.2.2)" },
+	{ .name = "addr6", .key = OPT_ADDR6, .arg = required_argument, .meta = "A,B",
+	  .help = "IPv6 addresses (default 2001:db8::1,2001:db8::2)" },
+	{ .name = "mac", .key = OPT_MAC, .arg = required_argument, .meta = "A,B",
+	  .help = "MAC addresses (default 02:00:00:00:00:01,02:00:00:00:00:02)" },
+	{ .name = "vlan", .key = OPT_VLAN, .arg = required_argument, .meta = "ID",
+	  .help = "one 802.1Q tag on every frame" },
+	{ .name = "pkey", .key = OPT_PKEY, .arg = required_argument, .meta = "P",
+	  .help = "BTH P_Key (default 0xFFFF)" },
+	{ .name = "cm", .key = OPT_CM, .arg = no_argument,
+	  .help = "connect every RC connection with RDMA CM first (REQ, REP,\n"
+		  "RTU as NVMe-oF, tcp/4420) and disconnect it after (DREQ,\n"
+		  "DREP); the first is rejected once (REQ, REJ, reason 28\n"
+		  "consumer) before it connects.  These MADs come on top of\n"
+		  "--count and get no fault but the two below.  The REQ\n"
+		  "announces an ACK timeout of 4.2 ms (t = 10); a resent RC\n"
+		  "request waits 5 ms first, as a requester's timer would\n"
+		  "make it (into a capture: its timestamps move on)" },
+	{ .name = "ack-delay", .key = OPT_ACK_DELAY, .arg = required_argument, .meta = "USEC",
+	  .help = "every RC ACK comes USEC microseconds late: live, gen waits;\n"
+		  "in a capture, frames are a microsecond apart and each ACK\n"
+		  "that much more (replay's \"ack\" latency shows it)" },
+	{ .name = "json", .key = 'j', .arg = no_argument,
+	  .help = "the summary as one JSON object: seed, frames, injected,\n"
+		  "mutations, and \"expected\" in the replay schema (frames, roce,\n"
+		  "icrc_ok, icrc_bad, rules) with every rule it can predict" },
+	{ .name = "quiet", .key = OPT_QUIET, .arg = no_argument,
+	  .help = "no progress line (one is shown on a terminal for long runs)" },
+	{ .heading = "\n"
+		     "Faults: RATE is the probability that an eligible frame gets it, from 0 to 1 or as a\n"
+		     "percentage (0.01 or 1%); the rates must add up to 1 at most, as a frame gets one fault:", .no_short = true },
+	{ FAULT("corrupt-icrc", CORRUPT_ICRC),
+	  .help = "wrong ICRC                                        -> icrc" },
+	{ FAULT("flip-invariant", FLIP),
+	  .help = "one bit flipped where the ICRC protects and no other\n"
+		  "check looks (IPv4 ID, UDP source port, MigReq, P_Key,\n"
+		  "AckReq, RETH/AtomicETH fields, payload, pad)      -> icrc" },
+	{ FAULT("mutate-variant", MUTATE),
+	  .help = "what the network may change: TTL, DSCP, ECN CE, UDP\n"
+		  "checksum, FECN, BECN, IPv6 flow label             -> nothing\n"
+		  "(ECN CE marks still count under the info counter ecn_ce)" },
+	{ FAULT("drop", DROP),
+	  .help = "a SEND/WRITE packet of RC or UC lost; never a flow's\n"
+		  "first or last request, one right after a loss, or\n"
+		  "one right after a READ before the flow has shown its\n"
+		  "PMTU (a FIRST or MIDDLE packet)                   -> psn_gap" },
+	{ FAULT("duplicate", DUP),
+	  .help = "an RC/UC ONLY request sent twice in a row, the retry\n"
+		  "with AckReq set and a new IPv4 ID (on RC also\n"
+		  "retx_episode and retx_timeout, as no NAK came; a\n"
+		  "READ's also retx_uncompared; a READ only once its\n"
+		  "flow has shown its PMTU)                          -> psn_duplicate\n"
+		  "(so the counts hold whether or not replay is given\n"
+		  "--pmtu: without it, a READ's PSN count is unknown\n"
+		  "until then)" },
+	{ FAULT("retx-changed", RETX_CHANGED),
+	  .help = "an RC SEND/WRITE ONLY request sent twice, the retry\n"
+		  "carrying one other payload byte (also\n"
+		  "psn_duplicate, retx_episode, retx_timeout)        -> retx_changed" },
+	{ FAULT("rnr-early", RNR_EARLY),
+	  .help = "an RC SEND/WRITE ONLY request answered by an RNR NAK\n"
+		  "(timer code 0, 655.36 ms) and retried at once (also\n"
+		  "nak_rnr, psn_duplicate, retx_episode)             -> rnr_retry_early" },
+	{ FAULT("nak-wrong-psn", NAK_WRONG),
+	  .help = "an RC SEND/WRITE ONLY request lost; after the next\n"
+		  "request the responder NAKs the PSN after the lost\n"
+		  "one, and the requester resends the lost one and the\n"
+		  "next (also psn_gap, nak_psn, 2 psn_duplicate,\n"
+		  "retx_episode, retx_uncompared, go_back_early)     -> nak_psn_wrong" },
+	{ FAULT("go-back-0", GO_BACK_0),
+	  .help = "as above, the NAK naming the lost PSN, and the\n"
+		  "requester resends from the packet before it (also\n"
+		  "psn_gap, nak_psn, 3 psn_duplicate, retx_episode,\n"
+		  "retx_uncompared)                                  -> go_back_early" },
+	{ FAULT("bad-opcode", BAD_OPCODE),
+	  .help = "adds a frame with an opcode reserved for the\n"
+		  "transport, on a QP of its own                     -> opcode" },
+	{ FAULT("bad-pad", BAD_PAD),
+	  .help = "a LAST/ONLY packet sent without its pad bytes     -> pad" },
+	{ FAULT("se-misuse", SE),
+	  .help = "SE set where only LAST/ONLY SEND or WRITE with\n"
+		  "immediate may have it                             -> se" },
+	{ FAULT("wrong-start-psn", START_PSN),
+	  .help = "(with --cm) a REQ or REP announces a Starting PSN\n"
+		  "its side's first request will not carry           -> cm_start_psn" },
+	{ FAULT("mismatched-pmtu", CM_PMTU),
+	  .help = "(with --cm) a REQ announces half the traffic's PMTU\n"
+		  "(512 for 256): every frame it makes too long      -> payload_length" },
+	CMD_OPT_END,
+};
+
 const struct command cmd_gen = {
 	.name = "gen",
 	.args = "(-w FILE | -i IFACE [--rate PPS]) [options] [--FAULT RATE]...",
@@ -492,95 +607,10 @@ const struct command cmd_gen = {
 		"SEND, and CNPs - on several QPs interleaved at random, then writes them to a capture or\n"
 		"sends them on an interface.  Faults are injected at the rates given and counted; on exit\n"
 		"a summary says exactly how many of each were injected and which counters 'roceval replay'\n"
-		"or a live attachment must show for the frames written.\n\n"
-		"Output (one of):\n"
-		"  -w, --write FILE      a capture: pcapng when FILE ends in .pcapng, else pcap; '-' is\n"
-		"                        pcap on stdout (the summary then goes to stderr)\n"
-		"  -i, --interface IFACE send through an AF_PACKET socket, waiting when the device queue\n"
-		"                        is full; frames the device still drops are reported (exit 1)\n"
-		"  -r, --rate PPS        with -i: frames per second (default: as fast as the device takes)\n\n"
-		"Traffic:\n"
-		"  -c, --count N         plan at least N frames (default 1000); the last message is\n"
-		"                        completed and owed ACKs are sent, so a few more may follow.  Faults\n"
-		"                        change the total: drops remove frames, duplicates and reserved\n"
-		"                        opcodes add them\n"
-		"  -n, --messages N      plan N messages instead (a CNP counts as one); either is at\n"
-		"                        most 10000000: run again with another seed for more\n"
-		"  -s, --seed N          repeat a run byte for byte (default: from the clock; printed)\n"
-		"  -m, --pmtu N          256, 512, 1024 (default), 2048 or 4096\n"
-		"      --max-size BYTES  largest SEND, WRITE or READ (default 4 x PMTU); UD sends at most\n"
-		"                        one PMTU\n"
-		"  -q, --qps N           connections (default 4), given RC, UC and UD in turn\n"
-		"  -t, --traffic LIST    comma-separated: send, write, read, atomic (RC), uc, ud, cnp, or\n"
-		"                        all (default)\n"
-		"  -f, --family 4|6|mixed  IP version of the connections (default 4; mixed alternates)\n"
-		"  -4, -6                  same as --family 4 or 6\n"
-		"      --addr A,B        IPv4 addresses of the two hosts (default 192.0.2.1,192.0.2.2)\n"
-		"      --addr6 A,B       IPv6 addresses (default 2001:db8::1,2001:db8::2)\n"
-		"      --mac A,B         MAC addresses (default 02:00:00:00:00:01,02:00:00:00:00:02)\n"
-		"      --vlan ID         one 802.1Q tag on every frame\n"
-		"      --pkey P          BTH P_Key (default 0xFFFF)\n"
-		"      --cm              connect every RC connection with RDMA CM first (REQ, REP,\n"
-		"                        RTU as NVMe-oF, tcp/4420) and disconnect it after (DREQ,\n"
-		"                        DREP); the first is rejected once (REQ, REJ, reason 28\n"
-		"                        consumer) before it connects.  These MADs come on top of\n"
-		"                        --count and get no fault but the two below.  The REQ\n"
-		"                        announces an ACK timeout of 4.2 ms (t = 10); a resent RC\n"
-		"                        request waits 5 ms first, as a requester's timer would\n"
-		"                        make it (into a capture: its timestamps move on)\n"
-		"      --ack-delay USEC  every RC ACK comes USEC microseconds late: live, gen waits;\n"
-		"                        in a capture, frames are a microsecond apart and each ACK\n"
-		"                        that much more (replay's \"ack\" latency shows it)\n"
-		"  -j, --json            the summary as one JSON object: seed, frames, injected,\n"
-		"                        mutations, and \"expected\" in the replay schema (frames, roce,\n"
-		"                        icrc_ok, icrc_bad, rules) with every rule it can predict\n"
-		"      --quiet           no progress line (one is shown on a terminal for long runs)\n\n"
-		"Faults: RATE is the probability that an eligible frame gets it, from 0 to 1 or as a\n"
-		"percentage (0.01 or 1%); the rates must add up to 1 at most, as a frame gets one fault:\n"
-		"  --corrupt-icrc RATE   wrong ICRC                                        -> icrc\n"
-		"  --flip-invariant RATE one bit flipped where the ICRC protects and no other\n"
-		"                        check looks (IPv4 ID, UDP source port, MigReq, P_Key,\n"
-		"                        AckReq, RETH/AtomicETH fields, payload, pad)      -> icrc\n"
-		"  --mutate-variant RATE what the network may change: TTL, DSCP, ECN CE, UDP\n"
-		"                        checksum, FECN, BECN, IPv6 flow label             -> nothing\n"
-		"                        (ECN CE marks still count under the info counter ecn_ce)\n"
-		"  --drop RATE           a SEND/WRITE packet of RC or UC lost; never a flow's\n"
-		"                        first or last request, one right after a loss, or\n"
-		"                        one right after a READ before the flow has shown its\n"
-		"                        PMTU (a FIRST or MIDDLE packet)                   -> psn_gap\n"
-		"  --duplicate RATE      an RC/UC ONLY request sent twice in a row, the retry\n"
-		"                        with AckReq set and a new IPv4 ID (on RC also\n"
-		"                        retx_episode and retx_timeout, as no NAK came; a\n"
-		"                        READ's also retx_uncompared; a READ only once its\n"
-		"                        flow has shown its PMTU)                          -> psn_duplicate\n"
-		"                        (so the counts hold whether or not replay is given\n"
-		"                        --pmtu: without it, a READ's PSN count is unknown\n"
-		"                        until then)\n"
-		"  --retx-changed RATE   an RC SEND/WRITE ONLY request sent twice, the retry\n"
-		"                        carrying one other payload byte (also\n"
-		"                        psn_duplicate, retx_episode, retx_timeout)        -> retx_changed\n"
-		"  --rnr-early RATE      an RC SEND/WRITE ONLY request answered by an RNR NAK\n"
-		"                        (timer code 0, 655.36 ms) and retried at once (also\n"
-		"                        nak_rnr, psn_duplicate, retx_episode)             -> rnr_retry_early\n"
-		"  --nak-wrong-psn RATE  an RC SEND/WRITE ONLY request lost; after the next\n"
-		"                        request the responder NAKs the PSN after the lost\n"
-		"                        one, and the requester resends the lost one and the\n"
-		"                        next (also psn_gap, nak_psn, 2 psn_duplicate,\n"
-		"                        retx_episode, retx_uncompared, go_back_early)     -> nak_psn_wrong\n"
-		"  --go-back-0 RATE      as above, the NAK naming the lost PSN, and the\n"
-		"                        requester resends from the packet before it (also\n"
-		"                        psn_gap, nak_psn, 3 psn_duplicate, retx_episode,\n"
-		"                        retx_uncompared)                                  -> go_back_early\n"
-		"  --bad-opcode RATE     adds a frame with an opcode reserved for the\n"
-		"                        transport, on a QP of its own                     -> opcode\n"
-		"  --bad-pad RATE        a LAST/ONLY packet sent without its pad bytes     -> pad\n"
-		"  --se-misuse RATE      SE set where only LAST/ONLY SEND or WRITE with\n"
-		"                        immediate may have it                             -> se\n"
-		"  --wrong-start-psn RATE (with --cm) a REQ or REP announces a Starting PSN\n"
-		"                        its side's first request will not carry           -> cm_start_psn\n"
-		"  --mismatched-pmtu RATE (with --cm) a REQ announces half the traffic's PMTU\n"
-		"                        (512 for 256): every frame it makes too long      -> payload_length\n"
-		"A dropped FIRST or LAST packet also breaks its message (opcode_sequence); the summary\n"
+		"or a live attachment must show for the frames written.\n\n",
+	.opts = gen_opts,
+	.col = 24,
+	.more = "A dropped FIRST or LAST packet also breaks its message (opcode_sequence); the summary\n"
 		"says how many such drops there were and leaves opcode_sequence out of its prediction.\n\n"
 		"Exit status: 0 when every frame was written or sent, 1 on a failure (including frames\n"
 		"the interface dropped on transmit, or an interruption), 2 for bad usage.\n\n"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * roceval: one binary, subcommands as data (struct command), unique
- * prefixes accepted, `roceval help CMD` for each.
+ * roceval: one binary, subcommands as data (struct command, command.c),
+ * unique prefixes accepted, `roceval help CMD` for each.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,56 +40,12 @@ static const struct command *const commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-void command_help(FILE *f, const struct command *cmd)
-{
-	fprintf(f, "Usage: roceval %s %s\n\n%s\n", cmd->name, cmd->args, cmd->summary);
-	if (cmd->help && *cmd->help)
-		fprintf(f, "\n%s", cmd->help);
-}
-
-int command_usage_error(const struct command *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "roceval %s: ", cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "; see 'roceval help %s'\n", cmd->name);
-	return EXIT_USAGE;
-}
-
 static const char global_options[] =
 	"  -v, --verbose  more detail (repeat for libbpf debug output)\n"
 	"  --netns NS     act in network namespace NS (a name 'ip netns' knows, or a path\n"
 	"                 such as /proc/PID/ns/net) instead of this process's own\n"
 	"  -h, --help     this text; 'roceval help COMMAND' for a command\n"
 	"  -V, --version  print the version\n";
-
-int command_bad_option(const struct command *cmd, int opt, char **argv)
-{
-	/* argv[optind - 1] is the rejected option, or the one whose value is missing */
-	const char *arg = argv[optind - 1];
-
-	if (opt == ':')
-		return command_usage_error(cmd, "option '%s' needs a value", arg);
-	if (!strncmp(arg, "--", 2))
-		return command_usage_error(cmd, "unknown option or missing value: '%s'", arg);
-	return command_usage_error(cmd, "unknown option '-%c'", optopt);
-}
-
-int command_open_ifaces(const struct command *cmd, int argc, char **argv, struct live_iface *li)
-{
-	const char *ifname = NULL;
-
-	if (optind < argc)
-		ifname = argv[optind++];
-	if (optind < argc)
-		return -command_usage_error(cmd, "one interface at a time ('%s'?)", argv[optind]);
-	if (require_caps(true))
-		return -1;
-	return live_open_local(ifname, li, LIVE_MAX_IFACES);
-}
 
 static void usage(FILE *f)
 {

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* roceval replay: the live XDP object, run offline over a capture. */
 #include <errno.h>
-#include <getopt.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -45,14 +44,16 @@ static const struct flow_entry *icrc_bad_both_ways(const struct roceval_counters
 
 /* What the command line asks beside the settings. */
 struct replay_opts {
+	struct roceval_settings *cfg;
 	bool json;
 	__u32 top, flow_entries;
 	char ports[64]; /* every --port so far: the ports setting takes the list */
 };
 
-static int replay_option(struct roceval_settings *cfg, struct replay_opts *o, int opt, const char *arg,
-			 char **argv)
+static int replay_option(void *ctx, int opt, const char *arg)
 {
+	struct replay_opts *o = ctx;
+	struct roceval_settings *cfg = o->cfg;
 	char msg[256];
 
 	switch (opt) {
@@ -84,25 +85,16 @@ static int replay_option(struct roceval_settings *cfg, struct replay_opts *o, in
 			return command_usage_error(&cmd_replay, "%s", msg);
 		return 0;
 	}
-	return command_bad_option(&cmd_replay, opt, argv);
+	return 0;
 }
 
 /* The options, then the one capture file; 0 or EXIT_USAGE. */
-static int parse_options(int argc, char **argv, struct roceval_settings *cfg, struct replay_opts *o)
+static int parse_options(int argc, char **argv, struct replay_opts *o)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },   { "pmtu", required_argument, NULL, 'm' },
-		{ "pkey", required_argument, NULL, 'k' }, { "pkeys", required_argument, NULL, 'k' },
-		{ "port", required_argument, NULL, 'p' }, { "set", required_argument, NULL, 's' },
-		{ "top", required_argument, NULL, 't' },  { "flows", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, ret;
+	int ret = command_options(&cmd_replay, argc, argv, replay_option, o);
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":jm:k:p:s:t:f:", opts, NULL)) != -1)
-		if ((ret = replay_option(cfg, o, opt, optarg, argv)))
-			return ret;
+	if (ret)
+		return ret;
 	if (optind != argc - 1)
 		return command_usage_error(&cmd_replay, optind == argc ? "a capture file is required"
 								       : "one capture file at a time");
@@ -185,15 +177,15 @@ static void print_text(const struct replay_result *res, const struct replay_opts
 
 static int do_replay(int argc, char **argv)
 {
-	struct replay_opts o = { .top = 20, .flow_entries = ROCEVAL_DEFAULT_FLOWS };
-	struct replay_result res = {};
 	struct roceval_settings cfg;
+	struct replay_opts o = { .cfg = &cfg, .top = 20, .flow_entries = ROCEVAL_DEFAULT_FLOWS };
+	struct replay_result res = {};
 	struct replay_file f;
 	struct replay *r;
 	int err;
 
 	settings_defaults(&cfg);
-	err = parse_options(argc, argv, &cfg, &o);
+	err = parse_options(argc, argv, &o);
 	if (err)
 		return err;
 	if (replay_file_open(&f, argv[optind]))
@@ -231,6 +223,43 @@ static int do_replay(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+static const struct cmd_opt replay_opts[] = {
+	{ .heading = "Options:" },
+	{ .name = "json", .key = 'j', .arg = no_argument,
+	  .help = "one JSON object on stdout: every total (frames, roce, rocev1,\n"
+		  "rocev2_ipv4, rocev2_ipv6, icrc_ok, icrc_bad, icrc_unchecked,\n"
+		  "icrc_skipped, snapped, ...), \"rules\" with every rule id\n"
+		  "(zeros too), \"icrc_all_bad_both_directions\" (true when every ICRC\n"
+		  "checked failed, both ways between two hosts: a capture-path\n"
+		  "artefact, also said in a note in the table form),\n"
+		  "\"cm_rej_reasons\" (RDMA CM rejections per reason),\n"
+		  "\"connections\" (each RDMA CM connection learned: state,\n"
+		  "service, both sides' address, QPN and Starting PSN, PMTU,\n"
+		  "P_Key, retry counts, ACK timeout) and \"flows\": per (source,\n"
+		  "destination, DestQP) its addresses, packets, bytes,\n"
+		  "violations and non-zero rule counts, and for a CM-learned\n"
+		  "flow its \"service\" and \"peer_qpn\", sorted by violations\n"
+		  "then packets" },
+	{ .name = "top", .key = 't', .arg = required_argument, .meta = "N",
+	  .help = "at most N flows in the output (default 20)" },
+	{ .name = "flows", .key = 'f', .arg = required_argument, .meta = "N",
+	  .help = "flows the flow table is sized for (default 65536), in sets of\n"
+		  "8 slots, 1.5 slots a flow; a new flow whose two sets are\n"
+		  "full evicts the oldest of one, counted in flow_evicted;\n"
+		  "the RDMA CM connection table holds N connections (oldest\n"
+		  "open ones evicted are counted in conn_evicted)" },
+	{ .name = "pmtu", .key = 'm', .arg = required_argument, .meta = "N",
+	  .help = "the path MTU the senders use (settings: pmtu)" },
+	{ .name = "pkey", .key = 'k', .arg = required_argument, .meta = "LIST",
+	  .help = "allowed P_Keys, comma-separated (settings: pkeys); also --pkeys" },
+	{ .name = "pkeys", .key = 'k', .arg = required_argument },
+	{ .name = "port", .key = 'p', .arg = required_argument, .meta = "N",
+	  .help = "also validate UDP port N as RoCEv2 (repeatable, up to 4)" },
+	{ .name = "set", .key = 's', .arg = required_argument, .meta = "KEY=VAL",
+	  .help = "any run-time setting, as 'roceval config' takes them" },
+	CMD_OPT_END,
+};
+
 const struct command cmd_replay = {
 	.name = "replay",
 	.args = "[--json] [--top N] [--flows N] [--pmtu N] [--pkey LIST] [--port N]... [--set KEY=VALUE]... FILE",
@@ -244,32 +273,10 @@ const struct command cmd_replay = {
 		"EtherType and the sender's MAC when the cooked address is one, else zeros.\n\n"
 		"Frames the capture cut (captured length below the wire length) are snapped: judged\n"
 		"on the bytes kept, their ICRC unchecked, never truncated; one line says how many\n"
-		"there were.\n\n"
-		"Options:\n"
-		"  -j, --json          one JSON object on stdout: every total (frames, roce, rocev1,\n"
-		"                      rocev2_ipv4, rocev2_ipv6, icrc_ok, icrc_bad, icrc_unchecked,\n"
-		"                      icrc_skipped, snapped, ...), \"rules\" with every rule id\n"
-		"                      (zeros too), \"icrc_all_bad_both_directions\" (true when every ICRC\n"
-		"                      checked failed, both ways between two hosts: a capture-path\n"
-		"                      artefact, also said in a note in the table form),\n"
-		"                      \"cm_rej_reasons\" (RDMA CM rejections per reason),\n"
-		"                      \"connections\" (each RDMA CM connection learned: state,\n"
-		"                      service, both sides' address, QPN and Starting PSN, PMTU,\n"
-		"                      P_Key, retry counts, ACK timeout) and \"flows\": per (source,\n"
-		"                      destination, DestQP) its addresses, packets, bytes,\n"
-		"                      violations and non-zero rule counts, and for a CM-learned\n"
-		"                      flow its \"service\" and \"peer_qpn\", sorted by violations\n"
-		"                      then packets\n"
-		"  -t, --top N         at most N flows in the output (default 20)\n"
-		"  -f, --flows N       flows the flow table is sized for (default 65536), in sets of\n"
-		"                      8 slots, 1.5 slots a flow; a new flow whose two sets are\n"
-		"                      full evicts the oldest of one, counted in flow_evicted;\n"
-		"                      the RDMA CM connection table holds N connections (oldest\n"
-		"                      open ones evicted are counted in conn_evicted)\n"
-		"  -m, --pmtu N        the path MTU the senders use (settings: pmtu)\n"
-		"  -k, --pkey LIST     allowed P_Keys, comma-separated (settings: pkeys)\n"
-		"  -p, --port N        also validate UDP port N as RoCEv2 (repeatable, up to 4)\n"
-		"  -s, --set KEY=VAL   any run-time setting, as 'roceval config' takes them\n\n"
+		"there were.\n\n",
+	.opts = replay_opts,
+	.col = 22,
+	.more = "\n"
 		"Exit status: 0 when the capture was read whole, 1 when BPF failed, 2 for a bad\n"
 		"option, an unreadable file or one of another link type, or a capture damaged\n"
 		"part way (the counters for the frames before the damage are still printed).\n\n"

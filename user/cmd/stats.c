@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,74 +46,93 @@ static int stats_once(const struct live_iface *li, struct reading *prev, bool fi
 	return stats_report(li, &r, json);
 }
 
+/* What the options ask; argc and argv for --watch's value given apart. */
+struct stats_opts {
+	int argc;
+	char **argv;
+	__u32 top;
+	double interval;
+	bool json, watch;
+};
+
 /* --watch 2 as well as --watch=2; false for a bad number of seconds. */
-static bool parse_watch(int argc, char **argv, double *interval)
+static bool parse_watch(struct stats_opts *o, const char *arg)
 {
 	char *end;
 
-	*interval = 1;
-	if (!optarg && optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
-		optarg = argv[optind++];
-	if (!optarg)
+	o->interval = 1;
+	if (!arg && optind < o->argc && o->argv[optind][0] >= '0' && o->argv[optind][0] <= '9')
+		arg = o->argv[optind++];
+	if (!arg)
 		return true;
-	*interval = strtod(optarg, &end);
-	return !*end && *interval >= 0.1 && *interval <= 86400;
+	o->interval = strtod(arg, &end);
+	return !*end && o->interval >= 0.1 && o->interval <= 86400;
+}
+
+static int stats_option(void *ctx, int opt, const char *arg)
+{
+	struct stats_opts *o = ctx;
+
+	if (opt == 'j') {
+		o->json = true;
+	} else if (opt == 't') {
+		if (!parse_u32(arg, 1000000, &o->top))
+			return command_usage_error(&cmd_stats, "--top %s: expected a number of flows", arg);
+	} else if (opt == 'w') {
+		o->watch = true;
+		if (!parse_watch(o, arg))
+			return command_usage_error(&cmd_stats, "--watch %s: expected seconds, 0.1-86400", arg);
+	}
+	return 0;
 }
 
 static int do_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "watch", optional_argument, NULL, 'w' },
-		{ "top", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct stats_opts o = { .argc = argc, .argv = argv, .top = 20 };
 	struct live_iface li[LIVE_MAX_IFACES];
 	struct reading prev[LIVE_MAX_IFACES];
-	__u32 top = 20;
-	double interval = 0;
-	bool json = false, watch = false;
-	int n, opt, err = 0;
+	int n, err;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":jw::t:", opts, NULL)) != -1) {
-		if (opt == 'j') {
-			json = true;
-		} else if (opt == 't') {
-			if (!parse_u32(optarg, 1000000, &top))
-				return command_usage_error(&cmd_stats, "--top %s: expected a number of flows", optarg);
-		} else if (opt == 'w') {
-			watch = true;
-			if (!parse_watch(argc, argv, &interval))
-				return command_usage_error(&cmd_stats, "--watch %s: expected seconds, 0.1-86400",
-							   optarg);
-		} else {
-			return command_bad_option(&cmd_stats, opt, argv);
-		}
-	}
+	err = command_options(&cmd_stats, argc, argv, stats_option, &o);
+	if (err)
+		return err;
 	n = command_open_ifaces(&cmd_stats, argc, argv, li);
 	if (n < 0)
 		return -n;
 	stop_on_signals();
 	for (bool first = true; !err && !stop_requested; first = false) {
 		if (!first) {
-			nap(interval);
+			nap(o.interval);
 			if (stop_requested)
 				break;
-			if (!json)
+			if (!o.json)
 				putchar('\n');
 		}
 		for (int i = 0; i < n && !err; i++) {
-			err = stats_once(&li[i], &prev[i], first, json, top);
-			if (!json && i + 1 < n)
+			err = stats_once(&li[i], &prev[i], first, o.json, o.top);
+			if (!o.json && i + 1 < n)
 				putchar('\n');
 		}
-		if (!watch)
+		if (!o.watch)
 			break;
 	}
 	live_close_all(li, n);
 	return err ? 1 : 0;
 }
+
+static const struct cmd_opt stats_opts[] = {
+	{ .heading = "Options:" },
+	{ .name = "json", .key = 'j', .arg = no_argument,
+	  .help = "one JSON object per interface and report, one per line: the\n"
+		  "'roceval replay --json' fields (flows included) plus\n"
+		  "\"interface\", \"time\", \"rates\" (same shape, per second),\n"
+		  "\"rates_seconds\" and \"rates_since_attach\"" },
+	{ .name = "watch", .key = 'w', .arg = optional_argument, .meta = "[SECS]",
+	  .help = "report again every SECS seconds (default 1) until interrupted" },
+	{ .name = "top", .key = 't', .arg = required_argument, .meta = "N",
+	  .help = "at most N flows, most violating first (default 20; 0: none)" },
+	CMD_OPT_END,
+};
 
 const struct command cmd_stats = {
 	.name = "stats",
@@ -124,14 +142,10 @@ const struct command cmd_stats = {
 		"namespace, sums the per-CPU values and prints every frame total, each rule that\n"
 		"fired and the flows with the most violations, with rates.  The first report's rates\n"
 		"are averages since attach; with --watch each later report gives the rates over its\n"
-		"interval, measured on the monotonic clock.\n\n"
-		"Options:\n"
-		"  -j, --json            one JSON object per interface and report, one per line: the\n"
-		"                        'roceval replay --json' fields (flows included) plus\n"
-		"                        \"interface\", \"time\", \"rates\" (same shape, per second),\n"
-		"                        \"rates_seconds\" and \"rates_since_attach\"\n"
-		"  -w, --watch [SECS]    report again every SECS seconds (default 1) until interrupted\n"
-		"  -t, --top N           at most N flows, most violating first (default 20; 0: none)\n\n"
+		"interval, measured on the monotonic clock.\n\n",
+	.opts = stats_opts,
+	.col = 24,
+	.more = "\n"
 		"Examples:\n"
 		"  roceval stats eth0\n"
 		"  roceval stats --json --watch 10 | jq .rules.icrc\n",

@@ -10,24 +10,32 @@
 
 extern const struct command cmd_status;
 
+/* --json and --all, each a bool */
+static int status_option(void *ctx, int opt, const char *arg)
+{
+	bool *flags = ctx;
+
+	flags[opt == 'j' ? 0 : 1] = true;
+	return 0;
+}
+
 static int do_status(int argc, char **argv)
 {
 	struct live_iface li[LIVE_MAX_IFACES];
 	struct json_writer w;
 	const char *ifname = NULL;
-	bool json = false, all = false;
-	int n, err = 0;
+	bool flags[2] = {}, json, all;
+	int n, err;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-			json = true;
-		else if (!strcmp(argv[i], "--all") || !strcmp(argv[i], "-a"))
-			all = true;
-		else if (argv[i][0] == '-' || ifname)
-			return command_usage_error(&cmd_status, "unexpected '%s'", argv[i]);
-		else
-			ifname = argv[i];
-	}
+	err = command_options(&cmd_status, argc, argv, status_option, flags);
+	if (err)
+		return err;
+	json = flags[0];
+	all = flags[1];
+	if (optind < argc)
+		ifname = argv[optind++];
+	if (optind < argc)
+		return command_usage_error(&cmd_status, "unexpected '%s'", argv[optind]);
 	if (all && ifname)
 		return command_usage_error(&cmd_status, "an interface or --all, not both");
 	if (require_caps(true) || live_init())
@@ -54,6 +62,16 @@ static int do_status(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+static const struct cmd_opt status_opts[] = {
+	{ .heading = "Options:" },
+	{ .name = "all", .key = 'a', .arg = no_argument,
+	  .help = "every network namespace's attachments, each marked with its namespace\n"
+		  "(netns-INODE, and the name 'ip netns' knows it by)" },
+	{ .name = "json", .key = 'j', .arg = no_argument,
+	  .help = "a JSON array, one object per attachment" },
+	CMD_OPT_END,
+};
+
 const struct command cmd_status = {
 	.name = "status",
 	.args = "[IFACE | --all] [--json]",
@@ -63,10 +81,8 @@ const struct command cmd_status = {
 		"and RoCEv2 frames seen, the memory the kernel charges for the program's maps\n"
 		"(memlock), and every setting.  An attachment whose interface was deleted (or deleted\n"
 		"and re-created) since is listed and marked STALE: its pins, and the memory they hold,\n"
-		"remain until 'roceval detach IFACE' or 'roceval detach --stale'.\n\n"
-		"Options:\n"
-		"  -a, --all    every network namespace's attachments, each marked with its namespace\n"
-		"               (netns-INODE, and the name 'ip netns' knows it by)\n"
-		"  -j, --json   a JSON array, one object per attachment\n",
+		"remain until 'roceval detach IFACE' or 'roceval detach --stale'.\n\n",
+	.opts = status_opts,
+	.col = 15,
 	.run = do_status,
 };

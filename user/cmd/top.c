@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-#include <getopt.h>
 #include <stdlib.h>
 
 #include "clock.h"
@@ -10,49 +9,63 @@
 
 extern const struct command cmd_top;
 
+/* What the options ask. */
+struct top_opts {
+	struct top_view view;
+	__u32 iterations;
+};
+
+static int top_option(void *ctx, int opt, const char *arg)
+{
+	struct top_opts *o = ctx;
+	char *end;
+
+	switch (opt) {
+	case 'd':
+		o->view.delay = strtod(arg, &end);
+		if (*end || !(o->view.delay >= 0.1 && o->view.delay <= 3600))
+			return command_usage_error(&cmd_top, "--delay %s: expected seconds, 0.1-3600", arg);
+		break;
+	case 'n':
+		if (!parse_u32(arg, 1000000000, &o->iterations) || !o->iterations)
+			return command_usage_error(&cmd_top, "--iterations %s: expected a count from 1", arg);
+		break;
+	case 's':
+		if (!top_sort_parse(arg, &o->view.sort))
+			return command_usage_error(&cmd_top, "--sort %s: expected rate, count or name", arg);
+		break;
+	}
+	return 0;
+}
+
 static int do_top(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "delay", required_argument, NULL, 'd' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "sort", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct top_opts o = { .view = { .sort = TOP_SORT_RATE, .delay = 1, .flow_rows = 5 } };
 	struct live_iface li[LIVE_MAX_IFACES];
-	struct top_view view = { .sort = TOP_SORT_RATE, .delay = 1, .flow_rows = 5 };
-	__u32 iterations = 0;
-	int n, opt, ret;
+	int n, ret;
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":d:n:s:", opts, NULL)) != -1) {
-		char *end;
-
-		switch (opt) {
-		case 'd':
-			view.delay = strtod(optarg, &end);
-			if (*end || !(view.delay >= 0.1 && view.delay <= 3600))
-				return command_usage_error(&cmd_top, "--delay %s: expected seconds, 0.1-3600", optarg);
-			break;
-		case 'n':
-			if (!parse_u32(optarg, 1000000000, &iterations) || !iterations)
-				return command_usage_error(&cmd_top, "--iterations %s: expected a count from 1", optarg);
-			break;
-		case 's':
-			if (!top_sort_parse(optarg, &view.sort))
-				return command_usage_error(&cmd_top, "--sort %s: expected rate, count or name", optarg);
-			break;
-		default:
-			return command_bad_option(&cmd_top, opt, argv);
-		}
-	}
+	ret = command_options(&cmd_top, argc, argv, top_option, &o);
+	if (ret)
+		return ret;
 	n = command_open_ifaces(&cmd_top, argc, argv, li);
 	if (n < 0)
 		return -n;
 	stop_on_signals();
-	ret = top_run(li, n, &view, iterations);
+	ret = top_run(li, n, &o.view, o.iterations);
 	live_close_all(li, n);
 	return ret;
 }
+
+static const struct cmd_opt top_opts[] = {
+	{ .heading = "Options:" },
+	{ .name = "delay", .key = 'd', .arg = required_argument, .meta = "SECS",
+	  .help = "refresh interval, 0.1-3600 (default 1)" },
+	{ .name = "iterations", .key = 'n', .arg = required_argument, .meta = "N",
+	  .help = "stop after N refreshes" },
+	{ .name = "sort", .key = 's', .arg = required_argument, .meta = "KEY",
+	  .help = "rules by rate (default), count or name" },
+	CMD_OPT_END,
+};
 
 const struct command cmd_top = {
 	.name = "top",
@@ -68,10 +81,8 @@ const struct command cmd_top = {
 		"Keys: q quits (so does Ctrl-C); p or space pauses and resumes; s changes the\n"
 		"sort order of the rules: current rate, count, name.\n\n"
 		"When stdin or stdout is not a terminal, each refresh is printed in full after the\n"
-		"last one, without escape sequences (with -n 1: a one-shot report).\n\n"
-		"Options:\n"
-		"  -d, --delay SECS      refresh interval, 0.1-3600 (default 1)\n"
-		"  -n, --iterations N    stop after N refreshes\n"
-		"  -s, --sort KEY        rules by rate (default), count or name\n",
+		"last one, without escape sequences (with -n 1: a one-shot report).\n\n",
+	.opts = top_opts,
+	.col = 24,
 	.run = do_top,
 };

@@ -7,7 +7,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,9 +142,18 @@ static int trace_pcap_open(struct trace *t, const char *path)
 	return 0;
 }
 
-static int trace_option(struct trace *t, struct roceval_trace_filter *want, const char **pcap_path, int opt,
-			const char *arg, char **argv)
+/* What the options fill in. */
+struct trace_opts {
+	struct trace *t;
+	struct roceval_trace_filter *want;
+	const char *pcap_path;
+};
+
+static int trace_option(void *ctx, int opt, const char *arg)
 {
+	struct trace_opts *o = ctx;
+	struct roceval_trace_filter *want = o->want;
+
 	switch (opt) {
 	case 'r':
 		return parse_rules(arg, &want->rules) ? EXIT_USAGE : 0;
@@ -158,7 +166,7 @@ static int trace_option(struct trace *t, struct roceval_trace_filter *want, cons
 			return command_usage_error(&cmd_trace, "--addr %s: expected an IPv4 or IPv6 address", arg);
 		return 0;
 	case 'c':
-		if (!parse_u32(arg, 0xFFFFFFFF, &t->count) || !t->count)
+		if (!parse_u32(arg, 0xFFFFFFFF, &o->t->count) || !o->t->count)
 			return command_usage_error(&cmd_trace, "--count %s: expected a count from 1", arg);
 		return 0;
 	case 's':
@@ -167,33 +175,27 @@ static int trace_option(struct trace *t, struct roceval_trace_filter *want, cons
 						   ROCEVAL_MAX_SNAPLEN);
 		return 0;
 	case 'w':
-		*pcap_path = arg;
+		o->pcap_path = arg;
 		return 0;
 	case 'j':
-		t->out.json = true;
+		o->t->out.json = true;
 		return 0;
 	}
-	return command_bad_option(&cmd_trace, opt, argv);
+	return 0;
 }
 
-/* The filters, the output and at most one interface; 0 or EXIT_USAGE. */
 static int parse_options(int argc, char **argv, struct trace *t, struct roceval_trace_filter *want,
 			 const char **ifname, const char **pcap_path)
 {
-	static const struct option opts[] = {
-		{ "rule", required_argument, NULL, 'r' },  { "qpn", required_argument, NULL, 'q' },
-		{ "addr", required_argument, NULL, 'a' },  { "count", required_argument, NULL, 'c' },
-		{ "snaplen", required_argument, NULL, 's' }, { "pcap", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },	   { NULL, 0, NULL, 0 },
-	};
-	int opt, ret;
+	struct trace_opts o = { .t = t, .want = want };
+	int ret;
 
 	want->qpn = ROCEVAL_ANY_QPN;
 	want->snaplen = ROCEVAL_DEFAULT_SNAPLEN;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":r:q:a:c:s:w:j", opts, NULL)) != -1)
-		if ((ret = trace_option(t, want, pcap_path, opt, optarg, argv)))
-			return ret;
+	ret = command_options(&cmd_trace, argc, argv, trace_option, &o);
+	if (ret)
+		return ret;
+	*pcap_path = o.pcap_path;
 	if (optind < argc)
 		*ifname = argv[optind++];
 	if (optind < argc)
@@ -201,7 +203,6 @@ static int parse_options(int argc, char **argv, struct trace *t, struct roceval_
 	return 0;
 }
 
-/* IFACE, or every attachment of this namespace; t->n counts those opened, each to be closed. */
 static int open_ifaces(struct trace *t, const char *ifname)
 {
 	char names[MAX_IFACES][IF_NAMESIZE];
@@ -347,6 +348,28 @@ out:
 	return err ? 1 : 0;
 }
 
+static const struct cmd_opt trace_opts[] = {
+	{ .heading = "Options:" },
+	{ .name = "rule", .key = 'r', .arg = required_argument, .meta = "ID[,ID]",
+	  .help = "only frames that broke one of these rules ('roceval rules')" },
+	{ .name = "qpn", .key = 'q', .arg = required_argument, .meta = "N",
+	  .help = "only frames to DestQP N" },
+	{ .name = "addr", .key = 'a', .arg = required_argument, .meta = "IP",
+	  .help = "only frames from or to IP (IPv4 or IPv6)" },
+	{ .name = "count", .key = 'c', .arg = required_argument, .meta = "N",
+	  .help = "stop after N samples" },
+	{ .name = "snaplen", .key = 's', .arg = required_argument, .meta = "N",
+	  .help = "bytes of each frame to capture, 14-9216 (default: its headers,\n"
+		  "Ethernet to the last transport header, never payload; the\n"
+		  "unmasked-ICRC diagnosis needs the whole frame)" },
+	{ .name = "pcap", .key = 'w', .arg = required_argument, .meta = "FILE",
+	  .help = "also write the samples to FILE as pcapng ('-' for stdout), each\n"
+		  "with a comment naming the rules it broke" },
+	{ .name = "json", .key = 'j', .arg = no_argument,
+	  .help = "one JSON object per sample and line instead of text" },
+	CMD_OPT_END,
+};
+
 const struct command cmd_trace = {
 	.name = "trace",
 	.args = "[IFACE] [--rule ID[,ID...]] [--qpn N] [--addr IP] [--count N] [--snaplen N] "
@@ -362,19 +385,13 @@ const struct command cmd_trace = {
 		"Filters run in the program.  Samples are rate-limited there by a per-CPU token bucket\n"
 		"(settings trace_rate, trace_burst); frames turned away are counted in trace_skipped and\n"
 		"reported when the trace ends.  Sampling is switched off again however the trace ends.\n"
-		"Up to " STR(ROCEVAL_MAX_TRACES) " traces can run on one interface at once, as with tcpdump: each has its\n"
-		"own filters, ring buffer and rate limit, and one ending does not stop the others.\n\n"
-		"Options:\n"
-		"  -r, --rule ID[,ID]  only frames that broke one of these rules ('roceval rules')\n"
-		"  -q, --qpn N         only frames to DestQP N\n"
-		"  -a, --addr IP       only frames from or to IP (IPv4 or IPv6)\n"
-		"  -c, --count N       stop after N samples\n"
-		"  -s, --snaplen N     bytes of each frame to capture, 14-9216 (default: its headers,\n"
-		"                      Ethernet to the last transport header, never payload; the\n"
-		"                      unmasked-ICRC diagnosis needs the whole frame)\n"
-		"  -w, --pcap FILE     also write the samples to FILE as pcapng ('-' for stdout), each\n"
-		"                      with a comment naming the rules it broke\n"
-		"  -j, --json          one JSON object per sample and line instead of text\n\n"
+		"Up to "
+		STR(ROCEVAL_MAX_TRACES)
+		" traces can run on one interface at once, as with tcpdump: each has its\n"
+		"own filters, ring buffer and rate limit, and one ending does not stop the others.\n\n",
+	.opts = trace_opts,
+	.col = 22,
+	.more = "\n"
 		"Examples:\n"
 		"  roceval trace eth0 --rule icrc --count 10\n"
 		"  roceval trace eth0 --qpn 0x11 --snaplen 9216 --pcap bad.pcapng\n",

@@ -46,13 +46,15 @@ static const char *setting_pkey_check(__u32 v)
 	  .unit_ns = unit },
 #define ROW_WORDS(k, f, words, desc, exp) \
 	{ .key = #k, .expect = exp, .kind = KIND_WORDS, .off = FIELD(f), .word = words },
-#define ROW_SWITCH(k, f, d, desc, exp) { .key = #k, .expect = exp, .kind = KIND_SWITCH, .off = FIELD(f), .def = d },
+#define ROW_SWITCH(k, f, d, desc, exp) \
+	{ .key = #k, .expect = exp, .kind = KIND_SWITCH, .off = FIELD(f), .def = d },
 #define ROW_LIST(k, f, capacity, lo, hi, empty, hx, chk, syntax, desc, exp)                                  \
 	{ .key = #k, .expect = exp, .kind = KIND_LIST, .off = FIELD(f), .n_off = FIELD(n_##f), .min = lo, \
 	  .max = hi, .cap = capacity, .word = empty, .hex = hx, .check = chk },
 #define NOTHING(...)
-#define LIST_FITS(k, f, capacity, ...) _Static_assert(capacity <= LIST_MAX, #k ": a longer list than parse_value() holds");
 #define LIST_MAX 64
+#define LIST_FITS(k, f, capacity, ...) \
+	_Static_assert(capacity <= LIST_MAX, #k ": a longer list than parse_value() holds");
 ROCEVAL_SETTINGS(NOTHING, NOTHING, NOTHING, NOTHING, LIST_FITS)
 
 static const struct setting table[] = {
@@ -160,7 +162,8 @@ static int parse_list(const struct setting *d, const char *value, __u16 *out, co
 }
 
 /* The value into s, or false with *why the reason when it is not the row's expect. */
-static bool parse_value(const struct setting *d, struct roceval_settings *s, const char *value, const char **why)
+static bool parse_value(const struct setting *d, struct roceval_settings *s, const char *value,
+			const char **why)
 {
 	__u16 list[LIST_MAX];
 	__u32 v = 0;
