@@ -14,7 +14,7 @@
  *    zlib predicts, and an unchecked ICRC is explained by a rule;
  *  - no rule counts twice for a frame; a frame that is not RoCEv2 moves no
  *    counter but `frames`;
- *  - the batch program (roceval_replay via user/lib/replay.c) fed the same
+ *  - the batch program (roceval_replay via user/lib/replay/batch.c) fed the same
  *    frames ends each round with the same counters;
  *  - the flow table, when the object has one, never holds more entries than
  *    its size.

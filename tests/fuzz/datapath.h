@@ -5,7 +5,7 @@
  * (oracle.c), and the runner that pushes frames and checks (datapath.c).
  *
  * The frame builder and the oracle are deliberately independent of
- * user/lib's pktgen.c and icrc.c: a misreading of the spec shared by the
+ * user/lib's gen/pktgen.c and icrc.c: a misreading of the spec shared by the
  * validator and its test would otherwise pass unnoticed.
  */
 #ifndef ROCEVAL_FUZZ_DATAPATH_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libFuzzer target for the daemon's config file parser (user/config.c).
+ * libFuzzer target for the daemon's config file parser (user/lib/daemon/conf_file.c).
  * The input is the file, read through a memfd by the real config_load().
  * Besides the sanitizers it checks the contract the daemon relies on: a
  * rejected file says where ("PATH:LINE: reason" or "PATH: reason"), and

@@ -3,7 +3,7 @@
  * libFuzzer target for the daemon's metrics endpoint, the one parser that
  * listens on a socket: the input is whatever a client sends, written to a
  * real TCP connection on loopback served by the real HTTP server
- * (user/http.c: libmicrohttpd, the routing, the Prometheus rendering of one
+ * (user/lib/daemon/http.c: libmicrohttpd, the routing, the Prometheus rendering of one
  * interface).  Besides the sanitizers it checks that every answer starts
  * with one well-formed HTTP/1.x status line with a status the endpoint or
  * the library documents, or is nothing, and that a /metrics answer carries

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * libFuzzer target for the capture reading path of `roceval replay`
- * (user/lib/replay_file.c): the input is a pcap or pcapng file, opened
+ * (user/lib/replay/reader.c): the input is a pcap or pcapng file, opened
  * through a memfd and run frame by frame, with the BPF side replaced by
  * tests/fuzz/stub_replay.c.  A damaged or hostile capture is refused or
  * read as far as it is sound; what is checked here is that it never

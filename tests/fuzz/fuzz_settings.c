@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * libFuzzer target for the run-time settings parser (user/settings.c), which
+ * libFuzzer target for the run-time settings parser (user/lib/settings.c), which
  * the CLI (--set), `roceval config` and the daemon's config file all use.
  * The input is lines of KEY=VALUE applied in order.  Besides the sanitizers
  * it checks that a rejected assignment leaves the settings as they were

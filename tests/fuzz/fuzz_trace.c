@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * libFuzzer target for the trace sample decoder of `roceval trace`
- * (sample_report() in user/lib/sample.c).  The first input byte picks text
+ * (sample_report() in user/lib/report/sample.c).  The first input byte picks text
  * or JSON output and whether a pcapng file is written; the rest is one ring
  * buffer sample: a struct roceval_trace_event and the frame bytes after it,
  * any of them hostile (cap_len larger than the sample, truncated headers,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * user/lib/replay.c without BPF: the pcap target fuzzes libpcap's parser
- * and the capture loop of user/lib/replay_file.c thousands of times a
+ * user/lib/replay/batch.c without BPF: the pcap target fuzzes libpcap's parser
+ * and the capture loop of user/lib/replay/reader.c thousands of times a
  * second, which loading the real program each time would not allow.  Each
  * frame is copied at the length libpcap reports, so AddressSanitizer sees
  * any read past the data.

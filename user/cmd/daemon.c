@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* roceval daemon: the options, then lib/daemon.c runs it. */
+/* roceval daemon: the options, then lib/daemon/service.c runs it. */
 #include <stdio.h>
 
 #include "caps.h"

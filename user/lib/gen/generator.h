@@ -4,11 +4,11 @@
  * conversations with faults injected at known rates, so a capture or a
  * live run can be checked against exact expected counters.
  *
- * The traffic is planned first (gen_plan.c), one list of packets per
+ * The traffic is planned first (planner.c), one list of packets per
  * connection (PSNs, MSNs, ACKs and READ responses worked out in order);
  * the command interleaves the lists at random and hands each packet to
- * gen_send() (gen_fault.c), which builds it, maybe faults it, and writes
- * it through the output (gen_out.c).  Every random choice comes from the
+ * gen_send() (faults.c), which builds it, maybe faults it, and writes
+ * it through the output (output.c).  Every random choice comes from the
  * seed through separate streams (plan, interleaving, packet contents,
  * faults), so the same seed gives the same conversation with or without
  * faults.
@@ -219,11 +219,11 @@ static inline double rnd_unit(uint64_t *state)
 	return (rnd(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* gen_plan.c */
+/* planner.c */
 int gen_setup_conns(struct gen *g);
 int gen_plan(struct gen *g);
 
-/* gen_out.c */
+/* output.c */
 int gen_out_open_iface(struct gen_out *o, const char *ifname);
 int gen_out_frame(struct gen_out *o, const uint8_t *frame, size_t len);
 /*

@@ -3,7 +3,7 @@
  * The generator's planner: the connections, then every packet of every
  * conversation in order, each side's PSNs and MSNs, the ACKs (some
  * coalesced) and READ responses, and with --cm the handshakes around them.
- * Nothing here makes a byte of a frame: gen_fault.c does, when it sends.
+ * Nothing here makes a byte of a frame: faults.c does, when it sends.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 /*
  * The pin tree: which bpffs outlives this command, this network namespace's
  * identity, and the paths, lock, pins and listing under
- * <bpffs>/roceval/netns-<inode>/<ifname>/ (live.c says what is in them).
+ * <bpffs>/roceval/netns-<inode>/<ifname>/ (pinned.c says what is in them).
  */
 #include <dirent.h>
 #include <errno.h>
