@@ -6,12 +6,12 @@
  * the bpf_link, and the maps, so counters survive the CLI exiting and the
  * daemon restarting.  attach, detach, status, stats, top, trace, config and
  * the daemon all go through this header, which brings the rest of live/:
- * the interface (iface.h), the pin tree (pins.h) and attaching (attach.h).
+ * the interface (iface.h), the pin tree (pins.h) and attaching to the hook (hook.h).
  */
 #ifndef ROCEVAL_LIVE_H
 #define ROCEVAL_LIVE_H
 
-#include "attach.h"
+#include "hook.h"
 #include "iface.h"
 #include "pinned.h"
 #include "pins.h"

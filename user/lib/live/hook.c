@@ -16,7 +16,7 @@
 #include <linux/if_link.h>
 #include <xdp/libxdp.h>
 
-#include "attach.h"
+#include "hook.h"
 #include "loader.h"
 #include "log.h"
 #include "pinned.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-#ifndef ROCEVAL_ATTACH_H
-#define ROCEVAL_ATTACH_H
+#ifndef ROCEVAL_HOOK_H
+#define ROCEVAL_HOOK_H
 
 #include <stdbool.h>
 
