@@ -6,11 +6,13 @@
 # dependencies as on any Debian 12 host.
 
 FROM debian:12 AS build
+# What `make deb` runs and links against: the compilers, bpftool, a -dev package for each
+# library in the Makefile's LDLIBS (libc6-dev: -lm -lpthread), dpkg-shlibdeps and strip.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-       clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev libxdp-dev \
-       make gcc pkg-config dpkg-dev binutils \
-    && rm -rf /var/lib/apt/lists/*
+       clang bpftool gcc make libc6-dev libbpf-dev libelf-dev zlib1g-dev libpcap0.8-dev libxdp-dev \
+       libmicrohttpd-dev libncurses-dev dpkg-dev binutils \
+    && apt-get clean && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN make clean && make -j"$(nproc)" deb && cp roceval_*.deb /roceval.deb

@@ -134,7 +134,7 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
 
 # Debian packages for building, testing and the demo.
-DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev libxdp-dev libmicrohttpd-dev libncurses-dev tmux \
+DEPS := clang llvm libbpf-dev bpftool libc6-dev libelf-dev zlib1g-dev libpcap0.8-dev libxdp-dev libmicrohttpd-dev libncurses-dev tmux \
 	iproute2 python3 python3-scapy python3-pytest python3-yaml tshark tcpdump pkg-config make gcc prometheus \
 	dpkg-dev util-linux man-db xdp-tools
 deps:
