@@ -206,3 +206,19 @@ def test_the_build_stage_installs_what_the_makefile_builds_with():
     for pkg in ("clang", "bpftool", "gcc", "make", "dpkg-dev", "binutils"):
         assert pkg in build, pkg
 
+
+def test_make_image_needs_no_registry():
+    """make image makes a missing base from the host's Debian mirror, and podman builds with
+    chroot isolation, pulling nothing."""
+    res = subprocess.run(["make", "--no-print-directory", "-n", "-C", str(ROOT), "image", "ENGINE=podman"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "deploy/base-image.sh podman" in res
+    assert re.search(r"^podman build --isolation chroot --pull=never --network host\s+-t \S+:"
+                     rf"{re.escape(version())} \.$", res.replace("\\\n", " "), re.M), res
+
+
+def test_ci_runs_the_image_test():
+    lines = [x.strip() for x in (ROOT / ".ci/run").read_text().splitlines()]
+    tests = [i for i, x in enumerate(lines) if re.search(r"\bmake test\b", x)]
+    assert tests and lines.index("make image-test") > tests[-1]
+
