@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROCEVAL, ROOT, run
+from conftest import ROCEVAL, ROOT, pin_dir, run
 
 
 def version():
@@ -222,3 +222,28 @@ def test_ci_runs_the_image_test():
     tests = [i for i, x in enumerate(lines) if re.search(r"\bmake test\b", x)]
     assert tests and lines.index("make image-test") > tests[-1]
 
+
+def test_the_daemonset_memory_holds_the_maps(netns):
+    """The BPF maps an attachment makes are charged to the pod that makes them: its limit holds
+    those of the 8 interfaces its comment says it fits, with the 25 MiB a program's load takes
+    and the 9 MiB the daemon keeps resident (measured on the test machine), and its request
+    those of one."""
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    try:
+        prog = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "pinned",
+                                          str(pin_dir(netns.if_rx, netns.rx) / "prog")],
+                                         capture_output=True, text=True, check=True).stdout)
+        maps = sum(json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(m)],
+                                             capture_output=True, text=True, check=True).stdout)
+                   ["bytes_memlock"] for m in prog["map_ids"])
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    resources = daemonset()["spec"]["template"]["spec"]["containers"][0]["resources"]
+    mib = 1 << 20
+
+    def size(q):
+        return int(q.removesuffix("Mi")) * mib
+
+    assert maps > 32 * mib  # the flow and connection tables: this is what dominates
+    assert size(resources["limits"]["memory"]) >= 8 * maps + 34 * mib
+    assert size(resources["requests"]["memory"]) >= maps + 9 * mib
