@@ -77,7 +77,8 @@ docs: $(BIN)
 	./$(BIN) help --man > docs/roceval.8
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, its manual page, the systemd unit
-# (running it from where it was installed) and the sysusers.d entry for the user the unit names.
+# (running it from where it was installed, and naming the installed files in its instructions)
+# and the sysusers.d entry for the user the unit names.
 PREFIX      ?= /usr/local
 SBINDIR     ?= $(PREFIX)/sbin
 MANDIR      ?= $(PREFIX)/share/man
@@ -88,8 +89,8 @@ install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(SBINDIR)/roceval
 	install -D -m 0644 docs/roceval.8 $(DESTDIR)$(MANDIR)/man8/roceval.8
 	install -d -m 0755 $(DESTDIR)$(UNITDIR)
-	sed 's#/usr/local/sbin/roceval#$(SBINDIR)/roceval#g' deploy/roceval.service \
-		> $(DESTDIR)$(UNITDIR)/roceval.service
+	sed -e 's#/usr/local/sbin/roceval#$(SBINDIR)/roceval#g' -e 's#/usr/local/share/doc/roceval#$(DOCDIR)#g' \
+		-e 's#/usr/local/lib/sysusers.d#$(SYSUSERSDIR)#g' deploy/roceval.service > $(DESTDIR)$(UNITDIR)/roceval.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/roceval.service
 	install -D -m 0644 deploy/roceval.sysusers $(DESTDIR)$(SYSUSERSDIR)/roceval.conf
 	install -D -m 0644 deploy/roceval.conf.example $(DESTDIR)$(DOCDIR)/roceval.conf.example

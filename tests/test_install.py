@@ -38,6 +38,16 @@ def assert_runs_like_the_tree(binary, pcap):
     assert json.loads(installed.stdout) == json.loads(run("replay", "--json", pcap, check=True).stdout)
 
 
+def assert_unit_names_installed_files(unit, root):
+    """The unit's first-time steps (create its user, write the configuration from the example)
+    name files that were installed, wherever the prefix put them."""
+    sysusers = re.search(r"^#\s+systemd-sysusers (/\S+)", unit, re.M)
+    example = re.search(r"^#\s+install -D -m 0644 (/\S+) /etc/roceval/roceval\.conf$", unit, re.M)
+    assert sysusers and example, "the unit does not say how to create its user and configuration"
+    for path in (sysusers.group(1), example.group(1)):
+        assert (root / path.lstrip("/")).is_file(), path
+
+
 def make_var(name):
     """NAME's value as make sees it, with the included makefiles' additions."""
     res = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT),
@@ -87,6 +97,7 @@ def test_make_install(tmp_path, prefix, good_capture):
     assert execs.count(f"{prefix}/sbin/roceval") == 2 and set(execs) == {f"{prefix}/sbin/roceval", "/bin/kill"}
     assert (dest / prefix.lstrip("/") / "lib/sysusers.d/roceval.conf").read_text() == \
         (ROOT / "deploy" / "roceval.sysusers").read_text()
+    assert_unit_names_installed_files(unit, dest)
     assert_runs_like_the_tree(sbin, good_capture[0])
 
 
@@ -136,6 +147,7 @@ def test_deb_installs_and_runs(deb, tmp_path, good_capture):
         assert f.read() == (ROOT / "docs" / "roceval.8").read_text()
     unit = (root / "lib/systemd/system/roceval.service").read_text()
     assert "ExecStart=/usr/sbin/roceval daemon " in unit and "/usr/local" not in unit
+    assert_unit_names_installed_files(unit, root)
 
     # the postinst's own command creates the user the unit names, here in the scratch root
     user = re.search(r"^User=(\w+)$", unit, re.M).group(1)
