@@ -34,7 +34,7 @@ cleanup() {
 		nsenter --net="/run/netns/$ns" "$ROCEVAL" detach rvimg0 >/dev/null 2>&1 || true
 		# pins are kept per network namespace, under its inode
 		rm -rf "/sys/fs/bpf/roceval/netns-$(stat -L -c %i "/run/netns/$ns")"
-		ip netns del "$ns"
+		ip netns del "$ns" || true
 	fi
 	if [ -n "$ctr" ]; then
 		podman umount "$ctr" >/dev/null 2>&1 || true
@@ -71,15 +71,13 @@ host() {
 	nsenter --net="/run/netns/$ns" "$ROCEVAL" "$@"
 }
 
-step "the image $IMAGE: $(podman images --format '{{.Size}}' "$IMAGE" 2>/dev/null | head -n 1)"
 podman image exists "$IMAGE" || fail "no image $IMAGE in podman's store (make image)"
+step "the image $IMAGE: $(podman images --format '{{.Size}}' "$IMAGE" | head -n 1)"
 ctr=$(podman create "$IMAGE") || fail "podman create $IMAGE failed"
 root=$(podman mount "$ctr") || fail "podman mount $ctr failed"
-ip netns add "$ns"
-ip -n "$ns" link add rvimg0 type veth peer name rvimg1
-for i in lo rvimg0 rvimg1; do
-	ip -n "$ns" link set "$i" up
-done
+ip netns add "$ns" && ip -n "$ns" link add rvimg0 type veth peer name rvimg1 &&
+	ip -n "$ns" link set lo up && ip -n "$ns" link set rvimg0 up && ip -n "$ns" link set rvimg1 up ||
+	fail "could not make network namespace $ns and its veth pair"
 
 step "roceval --version"
 v=$(inroot roceval --version) || fail "the image's roceval --version failed"
