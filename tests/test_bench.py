@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """roceval bench as a smoke test: it runs and prints what it promises.  No timing is judged here."""
+import ctypes
+import errno
 import json
+import platform
 import re
 
 import pytest
@@ -15,6 +18,32 @@ FLOW_FIELDS = ["flows", "payload", "family", "steady_read", "steady_baseline_ns"
                "steady_headers_ns", "steady_headers_over_baseline_ns"]
 ANSWERED_FIELDS = ["answered", "payload", "family", "steady_read", "steady_baseline_ns",
                    "steady_headers_ns", "steady_headers_over_baseline_ns", "ack_over_baseline_ns"]
+
+# The bench derives a ratio from figures before they are printed, so it and the quotient of the
+# printed ones agree only to what the printed decimals allow: the check takes that bound from
+# the decimals, the same on a busy machine as on an idle one.
+# A decimal read into binary floating point moves by far less than EPS.
+EPS = 1e-9
+
+
+def span(x, decimals):
+    """The interval a figure printed with `decimals` decimals was rounded from."""
+    half = 0.5 * 10 ** -decimals
+    return x - half, x + half
+
+
+def assert_quotient(q, q_decimals, num, den):
+    """q, printed with q_decimals decimals, is n / d for some n in the interval num, d in den."""
+    (nlo, nhi), (dlo, dhi) = num, den
+    assert dlo > 0, den
+    lo, hi = min(nlo / dlo, nlo / dhi), max(nhi / dlo, nhi / dhi)
+    qlo, qhi = span(q, q_decimals)
+    assert qlo - EPS <= hi and lo <= qhi + EPS, (q, num, den)
+
+
+def assert_ratio(q, q_decimals, num, den, decimals):
+    """q is num / den, all three as printed; num and den with `decimals` decimals."""
+    assert_quotient(q, q_decimals, span(num, decimals), span(den, decimals))
 
 
 def test_bench_json():
@@ -102,19 +131,101 @@ def test_bench_table():
                         r"-?[0-9.]+", lines[clock + 1])
 
 
-def test_bench_live_json():
-    res = run("bench", "--live", "--json", "--repeat", "20000", "--rounds", "1", check=True)
-    rows = [json.loads(line) for line in res.stdout.splitlines()]
+LIVE_FIELDS = ["live", "family", "frame_bytes", "sender", "pass_mpps", "roceval_mpps",
+               "roceval_vs_pass"]
+# What auto says, on its own line, when the kernel refuses live frames (as a BPF-LSM policy may).
+REFUSED = re.compile(r"roceval: the kernel refused BPF_PROG_TEST_RUN in live-frames mode "
+                     r"\((EPERM|EACCES): [^)]+\): sending by AF_PACKET instead\n")
+
+
+def check_live_rows(rows, sender):
     assert [(r["live"], r["family"], r["frame_bytes"]) for r in rows] == \
         [("ack", "ipv4", 62), ("send", "ipv4", 3130)]
     for r in rows:
-        assert list(r) == ["live", "family", "frame_bytes", "pass_mpps", "roceval_mpps",
-                           "roceval_vs_pass"]
+        assert list(r) == LIVE_FIELDS
+        assert r["sender"] == sender
         assert r["pass_mpps"] > 0 and r["roceval_mpps"] > 0
-        assert r["roceval_vs_pass"] == pytest.approx(r["roceval_mpps"] / r["pass_mpps"], rel=0.01)
-    assert res.stderr == ""
+        # Mpps printed to 4 decimals, the ratio of the unrounded ones to 3
+        assert_ratio(r["roceval_vs_pass"], 3, r["roceval_mpps"], r["pass_mpps"], 4)
     # Its veth pair lived in a namespace of its own, gone with the process.
     assert run("ip", "link", "show", "rvb0").returncode != 0
+
+
+def test_bench_live_json():
+    # auto: live frames, or AF_PACKET where this kernel refuses them, saying so in one line
+    res = run("bench", "--live", "--json", "--repeat", "20000", "--rounds", "1", check=True)
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    sender = rows[0]["sender"]
+    check_live_rows(rows, sender)
+    if sender == "live_frames":
+        assert res.stderr == ""
+    else:
+        assert sender == "af_packet" and REFUSED.fullmatch(res.stderr), res.stderr
+
+
+def test_bench_live_packet():
+    res = run("bench", "--live", "--sender", "packet", "--json", "--repeat", "20000", "--rounds", "1",
+              check=True)
+    check_live_rows([json.loads(line) for line in res.stdout.splitlines()], "af_packet")
+    assert res.stderr == ""
+
+
+def test_bench_live_packet_table():
+    res = run("bench", "--live", "--sender", "packet", "--repeat", "20000", "--rounds", "1", check=True)
+    lines = res.stdout.splitlines()
+    assert lines[0] == "Live veth, one core, median of 1 rounds; Mpps per core:"
+    assert lines[2].split() == ["frame", "family", "bytes", "pass", "roceval", "ratio", "sender"]
+    rows = [line.split() for line in lines[3:]]
+    assert [(r[0], r[1], r[2], r[6]) for r in rows] == \
+        [("ack", "ipv4", "62", "af_packet"), ("send", "ipv4", "3130", "af_packet")]
+    for r in rows:
+        # all three to 3 decimals, the ratio of the unrounded figures
+        assert_ratio(float(r[5]), 3, float(r[4]), float(r[3]), 3)
+    assert res.stderr == ""
+
+
+BPF_PROG_TEST_RUN = 10
+# (audit arch, bpf syscall number) where this test knows them
+SECCOMP_ARCH = {"x86_64": (0xC000003E, 321), "aarch64": (0xC00000B7, 280)}
+
+
+def refuse_test_runs():
+    """A seccomp filter for the child: bpf(BPF_PROG_TEST_RUN) fails with EPERM, as where a security
+    policy refuses live frames.  bench --live test-runs nothing else, so only the sender sees it."""
+    arch, nr_bpf = SECCOMP_ARCH[platform.machine()]
+    ld_abs, jeq, ret = 0x20, 0x15, 0x06  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, BPF_RET|BPF_K
+    allow, eperm = 0x7FFF0000, 0x00050000 | errno.EPERM
+    # seccomp_data: nr at 0, arch at 4, args[0] at 16 (its low half, little-endian)
+    prog = [(ld_abs, 0, 0, 4), (jeq, 0, 5, arch), (ld_abs, 0, 0, 0), (jeq, 0, 3, nr_bpf),
+            (ld_abs, 0, 0, 16), (jeq, 0, 1, BPF_PROG_TEST_RUN), (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+
+    class SockFilter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(SockFilter))]
+
+    insns = (SockFilter * len(prog))(*[SockFilter(*i) for i in prog])
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
+    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) or \
+            libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(SockFprog(len(prog), insns)), 0, 0):
+        raise OSError(ctypes.get_errno(), "prctl")
+
+
+@pytest.mark.skipif(platform.machine() not in SECCOMP_ARCH, reason="no seccomp numbers for this arch")
+def test_bench_live_refused():
+    # auto falls back, in one line; asked for live frames, the bench fails as before
+    res = run("bench", "--live", "--json", "--repeat", "20000", "--rounds", "1", check=True,
+              preexec_fn=refuse_test_runs)
+    check_live_rows([json.loads(line) for line in res.stdout.splitlines()], "af_packet")
+    assert res.stderr == "roceval: the kernel refused BPF_PROG_TEST_RUN in live-frames mode " \
+        "(EPERM: Operation not permitted): sending by AF_PACKET instead\n"
+    res = run("bench", "--live", "--sender", "live", "--json", "--repeat", "20000", "--rounds", "1",
+              preexec_fn=refuse_test_runs)
+    assert (res.returncode, res.stdout, res.stderr) == \
+        (1, "", "roceval: Couldn't send live frames: Operation not permitted\n")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -124,6 +235,12 @@ def test_bench_live_json():
     (["--bogus"], "roceval bench: unknown option or missing value: '--bogus'; see 'roceval help bench'\n"),
     (["-x"], "roceval bench: unknown option '-x'; see 'roceval help bench'\n"),
     (["--repeat"], "roceval bench: option '--repeat' needs a value; see 'roceval help bench'\n"),
+    (["--live", "--sender", "xdp"],
+     "roceval bench: --sender xdp: expected auto, live or packet; see 'roceval help bench'\n"),
+    (["--live", "--sender", ""],
+     "roceval bench: --sender : expected auto, live or packet; see 'roceval help bench'\n"),
+    (["--live", "--sender"], "roceval bench: option '--sender' needs a value; see 'roceval help bench'\n"),
+    (["--sender", "packet"], "roceval bench: --sender packet: only with --live; see 'roceval help bench'\n"),
 ])
 def test_bench_usage(args, message):
     res = run("bench", *args)
