@@ -761,21 +761,35 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	       "stream's hdr-base less the 2-flow SEND's.\n");
 }
 
+/* --sender's values, in enum live_sender's order. */
+static const char *const senders[] = { "auto", "live", "packet" };
+
+/* The value's enum live_sender, -1 for none. */
+static int sender_lookup(const char *name)
+{
+	for (int i = 0; i < (int)(sizeof(senders) / sizeof(senders[0])); i++)
+		if (!strcmp(name, senders[i]))
+			return i;
+	return -1;
+}
+
 /* What the command line asks; 0 or EXIT_USAGE. */
 static int parse_options(int argc, char **argv, bool *json, bool *live, unsigned int *repeat,
-			 unsigned int *rounds)
+			 unsigned int *rounds, enum live_sender *sender)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "live", no_argument, NULL, 'l' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "rounds", required_argument, NULL, 'n' },
+		{ "sender", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *sender_arg = NULL;
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":jlr:n:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":jlr:n:s:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			*json = true;
@@ -791,12 +805,21 @@ static int parse_options(int argc, char **argv, bool *json, bool *live, unsigned
 			if (!parse_u32(optarg, 1000, rounds) || !*rounds)
 				return command_usage_error(&cmd_bench, "--rounds %s: expected 1-1000", optarg);
 			break;
+		case 's':
+			if (sender_lookup(optarg) < 0)
+				return command_usage_error(&cmd_bench, "--sender %s: expected auto, live or packet",
+							   optarg);
+			sender_arg = optarg;
+			*sender = sender_lookup(optarg);
+			break;
 		default:
 			return command_bad_option(&cmd_bench, opt, argv);
 		}
 	}
 	if (optind != argc)
 		return command_usage_error(&cmd_bench, "unexpected argument '%s'", argv[optind]);
+	if (sender_arg && !*live)
+		return command_usage_error(&cmd_bench, "--sender %s: only with --live", sender_arg);
 	return 0;
 }
 
@@ -846,21 +869,22 @@ out:
 static int do_bench(int argc, char **argv)
 {
 	unsigned int repeat = 0, rounds = 9;
+	enum live_sender sender = SENDER_AUTO;
 	bool json = false, live = false;
-	int err = parse_options(argc, argv, &json, &live, &repeat, &rounds);
+	int err = parse_options(argc, argv, &json, &live, &repeat, &rounds, &sender);
 
 	if (err)
 		return err;
 	if (require_caps(false))
 		return 1;
 	if (live)
-		return bench_live(json, repeat ? repeat : 1000000, rounds) ? 1 : 0;
+		return bench_live(json, repeat ? repeat : 1000000, rounds, sender) ? 1 : 0;
 	return bench_frames(json, repeat ? repeat : 20000, rounds) ? 1 : 0;
 }
 
 const struct command cmd_bench = {
 	.name = "bench",
-	.args = "[--live] [--json] [--repeat N] [--rounds N]",
+	.args = "[--live [--sender auto|live|packet]] [--json] [--repeat N] [--rounds N]",
 	.summary = "measure what validation costs per frame, against XDP_PASS and zlib",
 	.help = "Builds valid RoCEv2 frames, an RC ACK (payload 0) and RC SEND_ONLY with 256, 1024\n"
 		"and 4096 bytes of payload (a multi-buffer frame), over IPv4 and IPv6, and times\n"
@@ -912,16 +936,25 @@ const struct command cmd_bench = {
 		"                    payload, family, request_timed_ns and flow_sampled_ns\n"
 		"  -l, --live        instead, Mpps per core through a real veth pair: in a network\n"
 		"                    namespace of its own (gone when the bench ends), frames sent\n"
-		"                    in XDP live-frames mode into one end, received in native XDP\n"
-		"                    at the other by roceval or by a do-nothing program, alternately;\n"
-		"                    an RC ACK and a 3072-byte SEND_ONLY over IPv4 (live-frames mode\n"
+		"                    into one end (see --sender), received in native XDP at the\n"
+		"                    other by roceval or by a do-nothing program, alternately; an\n"
+		"                    RC ACK and a 3072-byte SEND_ONLY over IPv4 (live-frames mode\n"
 		"                    takes no multi-buffer frames), each the same frame repeated.\n"
 		"                    veth runs the receiver on the sending CPU, so the figure is\n"
 		"                    one core sending and receiving; received frames go up the\n"
 		"                    stack, as on a mirror port.  A round whose receiver got fewer\n"
 		"                    than half the frames is run again, up to 3 times, then the\n"
-		"                    bench fails.  JSON: live, family, frame_bytes,\n"
-		"                    pass_mpps, roceval_mpps, roceval_vs_pass\n"
+		"                    bench fails.  Each row names its sender.  JSON: live, family,\n"
+		"                    frame_bytes, sender (live_frames or af_packet), pass_mpps,\n"
+		"                    roceval_mpps, roceval_vs_pass\n"
+		"  -s, --sender S    with --live, what sends the frames: live, the kernel in XDP\n"
+		"                    live-frames mode (BPF_PROG_TEST_RUN); packet, an AF_PACKET\n"
+		"                    socket bound to the sending end, past the qdisc, 64 frames a\n"
+		"                    sendmmsg() call; auto (the default), live unless the kernel\n"
+		"                    refuses it (EPERM or EACCES, as a security policy may), then\n"
+		"                    packet, said in one line on stderr.  Either way one core\n"
+		"                    sends and receives, but packet's figures also pay the system\n"
+		"                    calls, so they differ from live's: compare the ratio\n"
 		"  -r, --repeat N    runs (frames) per figure and round (default 20000; with\n"
 		"                    --live 1000000 ACKs, a quarter as many SENDs)\n"
 		"  -n, --rounds N    rounds; the median is reported (default 9)\n\n"
