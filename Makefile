@@ -38,7 +38,7 @@ CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(CMD_SRCS)) $(patsubst %.c,$(OUT
 USER_HDRS := $(wildcard $(addsuffix /*.h,$(LIB_DIRS)) user/cmd/*.h)
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test demo bench bench-live fuzz clean vmlinux help install docs deb image
+.PHONY: all deps test demo bench bench-live fuzz clean vmlinux help install docs deb image image-test
 
 all: $(BIN)
 
@@ -81,7 +81,8 @@ docs: $(BIN)
 	./$(BIN) help --man > docs/roceval.8
 
 # make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, its manual page, the systemd unit
-# (running it from where it was installed) and the sysusers.d entry for the user the unit names.
+# (running it from where it was installed, and naming the installed files in its instructions)
+# and the sysusers.d entry for the user the unit names.
 PREFIX      ?= /usr/local
 SBINDIR     ?= $(PREFIX)/sbin
 MANDIR      ?= $(PREFIX)/share/man
@@ -92,8 +93,8 @@ install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(SBINDIR)/roceval
 	install -D -m 0644 docs/roceval.8 $(DESTDIR)$(MANDIR)/man8/roceval.8
 	install -d -m 0755 $(DESTDIR)$(UNITDIR)
-	sed 's#/usr/local/sbin/roceval#$(SBINDIR)/roceval#g' deploy/roceval.service \
-		> $(DESTDIR)$(UNITDIR)/roceval.service
+	sed -e 's#/usr/local/sbin/roceval#$(SBINDIR)/roceval#g' -e 's#/usr/local/share/doc/roceval#$(DOCDIR)#g' \
+		-e 's#/usr/local/lib/sysusers.d#$(SYSUSERSDIR)#g' deploy/roceval.service > $(DESTDIR)$(UNITDIR)/roceval.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/roceval.service
 	install -D -m 0644 deploy/roceval.sysusers $(DESTDIR)$(SYSUSERSDIR)/roceval.conf
 	install -D -m 0644 deploy/roceval.conf.example $(DESTDIR)$(DOCDIR)/roceval.conf.example
@@ -128,17 +129,35 @@ deb: $(BIN)
 	install -m 0755 deploy/debian-postinst $(DEB_ROOT)/DEBIAN/postinst
 	dpkg-deb --root-owner-group -Zxz --build $(DEB_ROOT) $(DEB)
 
-# The image deploy/roceval-daemonset.yaml runs: the package above, on debian:12-slim (Dockerfile).
-IMAGE ?= ghcr.io/roceval/roceval
+# The image deploy/roceval-daemonset.yaml runs: the package above, on debian:12-slim (Dockerfile),
+# built by podman, or by docker where podman is absent and a docker daemon answers.  No registry
+# is needed: a missing debian:12 or debian:12-slim is made from the host's Debian mirror
+# (deploy/base-image.sh), and podman builds with chroot isolation, which runs where containers
+# cannot (cgroups v1 hybrid hosts).
+IMAGE  ?= ghcr.io/roceval/roceval
+ENGINE ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || { docker info >/dev/null 2>&1 && echo docker; })
 image:
-	docker build -t $(IMAGE):$(VERSION) .
+	@[ -n "$(ENGINE)" ] || { echo "make image: no podman (apt-get install podman) and no docker daemon" >&2; exit 1; }
+	@$(ENGINE) image inspect debian:12 debian:12-slim >/dev/null 2>&1 || \
+		{ echo "Making debian:12 and debian:12-slim from the host's Debian mirror"; deploy/base-image.sh $(ENGINE); }
+	$(ENGINE) build $(if $(filter podman,$(ENGINE)),--isolation chroot --pull=never) --network host \
+		-t $(IMAGE):$(VERSION) .
+
+# The image's own roceval against the tree's and the DaemonSet's demands (tests/image-test.sh),
+# with podman, after installing what that takes (as root).
+IMAGE_DEPS := podman debootstrap curl
+image-test: deps
+	@$(MAKE) --no-print-directory deps DEPS="$(IMAGE_DEPS)"
+	$(MAKE) all
+	$(MAKE) image ENGINE=podman
+	IMAGE=$(IMAGE):$(VERSION) ROCEVAL=$(abspath $(BIN)) sh tests/image-test.sh
 
 # Regenerate the tracked vmlinux.h from the running kernel's BTF.
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
 
 # Debian packages for building, testing and the demo.
-DEPS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev libxdp-dev libmicrohttpd-dev libncurses-dev tmux \
+DEPS := clang llvm libbpf-dev bpftool libc6-dev libelf-dev zlib1g-dev libpcap0.8-dev libxdp-dev libmicrohttpd-dev libncurses-dev tmux \
 	iproute2 python3 python3-scapy python3-pytest python3-yaml tshark tcpdump pkg-config make gcc prometheus \
 	dpkg-dev util-linux man-db xdp-tools
 deps:
@@ -167,7 +186,8 @@ help:
 	@echo "make docs       regenerate docs/rules.md and docs/roceval.8 from the tables"
 	@echo "make install    install binary, manual page, systemd unit (DESTDIR, PREFIX=/usr/local)"
 	@echo "make deb        build roceval_VERSION-1_ARCH.deb"
-	@echo "make image      build the container image the DaemonSet runs (docker)"
+	@echo "make image      build the container image the DaemonSet runs (podman, or docker)"
+	@echo "make image-test build it and run its roceval against the tree's (as root)"
 	@echo "make clean      remove build output"
 
 # Fuzzing: make fuzz SECONDS=N (tests/fuzz/fuzz.mk).

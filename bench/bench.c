@@ -421,11 +421,25 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	       "stream's hdr-base less the 2-flow SEND's.\n");
 }
 
+/* --sender's values, in enum live_sender's order. */
+static const char *const senders[] = { "auto", "live", "packet" };
+
+/* The value's enum live_sender, -1 for none. */
+static int sender_lookup(const char *name)
+{
+	for (int i = 0; i < (int)(sizeof(senders) / sizeof(senders[0])); i++)
+		if (!strcmp(name, senders[i]))
+			return i;
+	return -1;
+}
+
 /* What the command line asks; 0 or EXIT_USAGE. */
 /* What the options ask. */
 struct bench_opts {
 	bool json, live;
 	unsigned int repeat, rounds;
+	enum live_sender sender;
+	const char *sender_arg;
 };
 
 static int bench_option(void *ctx, int opt, const char *arg)
@@ -447,6 +461,12 @@ static int bench_option(void *ctx, int opt, const char *arg)
 		if (!parse_u32(arg, 1000, &o->rounds) || !o->rounds)
 			return command_usage_error(&cmd_bench, "--rounds %s: expected 1-1000", arg);
 		break;
+	case 's':
+		if (sender_lookup(arg) < 0)
+			return command_usage_error(&cmd_bench, "--sender %s: expected auto, live or packet", arg);
+		o->sender_arg = arg;
+		o->sender = sender_lookup(arg);
+		break;
 	}
 	return 0;
 }
@@ -459,6 +479,8 @@ static int parse_options(int argc, char **argv, struct bench_opts *o)
 		return ret;
 	if (optind != argc)
 		return command_usage_error(&cmd_bench, "unexpected argument '%s'", argv[optind]);
+	if (o->sender_arg && !o->live)
+		return command_usage_error(&cmd_bench, "--sender %s: only with --live", o->sender_arg);
 	return 0;
 }
 
@@ -507,7 +529,7 @@ out:
 
 static int do_bench(int argc, char **argv)
 {
-	struct bench_opts o = { .rounds = 9 };
+	struct bench_opts o = { .rounds = 9, .sender = SENDER_AUTO };
 	int err = parse_options(argc, argv, &o);
 
 	if (err)
@@ -515,7 +537,7 @@ static int do_bench(int argc, char **argv)
 	if (require_caps(false))
 		return 1;
 	if (o.live)
-		return bench_live(o.json, o.repeat ?: 1000000, o.rounds) ? 1 : 0;
+		return bench_live(o.json, o.repeat ?: 1000000, o.rounds, o.sender) ? 1 : 0;
 	return bench_frames(o.json, o.repeat ?: 20000, o.rounds) ? 1 : 0;
 }
 
@@ -540,16 +562,26 @@ static const struct cmd_opt bench_opts[] = {
 	{ .name = "live", .key = 'l', .arg = no_argument,
 	  .help = "instead, Mpps per core through a real veth pair: in a network\n"
 		  "namespace of its own (gone when the bench ends), frames sent\n"
-		  "in XDP live-frames mode into one end, received in native XDP\n"
-		  "at the other by roceval or by a do-nothing program, alternately;\n"
-		  "an RC ACK and a 3072-byte SEND_ONLY over IPv4 (live-frames mode\n"
+		  "into one end (see --sender), received in native XDP at the\n"
+		  "other by roceval or by a do-nothing program, alternately; an\n"
+		  "RC ACK and a 3072-byte SEND_ONLY over IPv4 (live-frames mode\n"
 		  "takes no multi-buffer frames), each the same frame repeated.\n"
 		  "veth runs the receiver on the sending CPU, so the figure is\n"
 		  "one core sending and receiving; received frames go up the\n"
 		  "stack, as on a mirror port.  A round whose receiver got fewer\n"
 		  "than half the frames is run again, up to 3 times, then the\n"
-		  "bench fails.  JSON: live, family, frame_bytes,\n"
-		  "pass_mpps, roceval_mpps, roceval_vs_pass" },
+		  "bench fails.  Each row names its sender.  JSON: live, family,\n"
+		  "frame_bytes, sender (live_frames or af_packet), pass_mpps,\n"
+		  "roceval_mpps, roceval_vs_pass" },
+	{ .name = "sender", .key = 's', .arg = required_argument, .meta = "S",
+	  .help = "with --live, what sends the frames: live, the kernel in XDP\n"
+		  "live-frames mode (BPF_PROG_TEST_RUN); packet, an AF_PACKET\n"
+		  "socket bound to the sending end, past the qdisc, 64 frames a\n"
+		  "sendmmsg() call; auto (the default), live unless the kernel\n"
+		  "refuses it (EPERM or EACCES, as a security policy may), then\n"
+		  "packet, said in one line on stderr.  Either way one core\n"
+		  "sends and receives, but packet's figures also pay the system\n"
+		  "calls, so they differ from live's: compare the ratio" },
 	{ .name = "repeat", .key = 'r', .arg = required_argument, .meta = "N",
 	  .help = "runs (frames) per figure and round (default 20000; with\n"
 		  "--live 1000000 ACKs, a quarter as many SENDs)" },
@@ -560,7 +592,7 @@ static const struct cmd_opt bench_opts[] = {
 
 const struct command cmd_bench = {
 	.name = "bench",
-	.args = "[--live] [--json] [--repeat N] [--rounds N]",
+	.args = "[--live [--sender auto|live|packet]] [--json] [--repeat N] [--rounds N]",
 	.summary = "measure what validation costs per frame, against XDP_PASS and zlib",
 	.help = "Builds valid RoCEv2 frames, an RC ACK (payload 0) and RC SEND_ONLY with 256, 1024\n"
 		"and 4096 bytes of payload (a multi-buffer frame), over IPv4 and IPv6, and times\n"

@@ -5,9 +5,15 @@
 #include <stdbool.h>
 
 /*
+ * What sends the frames: the sender program in XDP live-frames mode, an
+ * AF_PACKET socket, or the first unless the kernel refuses it (auto).
+ */
+enum live_sender { SENDER_AUTO, SENDER_LIVE, SENDER_PACKET };
+
+/*
  * roceval bench --live: Mpps per core through a veth pair, roceval against
  * a do-nothing program, for `count` frames a run and the median of `rounds`.
  */
-int bench_live(bool json, unsigned int count, unsigned int rounds);
+int bench_live(bool json, unsigned int count, unsigned int rounds, enum live_sender sender);
 
 #endif

@@ -149,8 +149,21 @@ def tcpdump_any(netns, path, *opts):
     return proc
 
 
-def stop(proc):
-    time.sleep(1)
+def complete_records(path):
+    """How many whole records a pcap that is still being written holds so far."""
+    data = path.read_bytes() if path.exists() else b""
+    n, off = 0, 24
+    while off + 16 <= len(data) and off + 16 + struct.unpack_from("<I", data, off + 8)[0] <= len(data):
+        n, off = n + 1, off + 16 + struct.unpack_from("<I", data, off + 8)[0]
+    return n
+
+
+def stop(proc, path, frames):
+    """Stops tcpdump once its capture holds `frames` records (30 s at most): an interrupt stops
+    its loop, and frames still in the kernel's ring then would go unwritten and uncounted."""
+    deadline = time.monotonic() + 30
+    while complete_records(path) < frames and time.monotonic() < deadline:
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert "\n0 packets dropped by kernel" in err, err
@@ -173,7 +186,7 @@ def test_tcpdump_any_of_generated_traffic(netns, tmp_path, opts, linktype, vlan)
     try:
         run("gen", "-i", netns.if_tx, "--quiet", "--rate", "20000", *args, netns=netns.tx, check=True)
     finally:
-        captured = stop(proc)
+        captured = stop(proc, cap, summary["frames"])
     assert captured == summary["frames"]
     assert struct.unpack_from("<I", cap.read_bytes(), 20)[0] == linktype
     got, want = (timeless(replay_json(p, "--pmtu", "1024")) for p in (cap, orig))

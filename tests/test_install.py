@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROCEVAL, ROOT, run
+from conftest import ROCEVAL, ROOT, pin_dir, run
 
 
 def version():
@@ -38,6 +38,44 @@ def assert_runs_like_the_tree(binary, pcap):
     assert json.loads(installed.stdout) == json.loads(run("replay", "--json", pcap, check=True).stdout)
 
 
+def assert_unit_names_installed_files(unit, root):
+    """The unit's first-time steps (create its user, write the configuration from the example)
+    name files that were installed, wherever the prefix put them."""
+    sysusers = re.search(r"^#\s+systemd-sysusers (/\S+)", unit, re.M)
+    example = re.search(r"^#\s+install -D -m 0644 (/\S+) /etc/roceval/roceval\.conf$", unit, re.M)
+    assert sysusers and example, "the unit does not say how to create its user and configuration"
+    for path in (sysusers.group(1), example.group(1)):
+        assert (root / path.lstrip("/")).is_file(), path
+
+
+def make_var(name):
+    """NAME's value as make sees it, with the included makefiles' additions."""
+    res = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(ROOT),
+                          f"--eval=print-var: ; @echo $({name})", "print-var"],
+                         capture_output=True, text=True, check=True)
+    return res.stdout.split()
+
+
+def owner(path):
+    """The Debian package that installed PATH (known under /lib or /usr/lib: one directory on
+    Debian 12)."""
+    real = os.path.normpath(path)
+    owners = [subprocess.run(["dpkg", "-S", p], capture_output=True, text=True).stdout
+              for p in (real, real.removeprefix("/usr"), "/usr" + real)]
+    return next(o for o in owners if o).split(":")[0]
+
+
+def library_package(flag):
+    """The package of the file the linker takes for -lNAME: libNAME.so, else libNAME.a, on the
+    compiler's search path."""
+    for ext in (".so", ".a"):
+        path = subprocess.run(["cc", f"-print-file-name=lib{flag[2:]}{ext}"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        if os.path.isabs(path):
+            return owner(path)
+    raise AssertionError(f"the linker finds no library for {flag}")
+
+
 def test_version():
     for opt in ("--version", "-V"):
         assert run(opt, check=True).stdout == f"roceval {version()}\n"
@@ -59,6 +97,7 @@ def test_make_install(tmp_path, prefix, good_capture):
     assert execs.count(f"{prefix}/sbin/roceval") == 2 and set(execs) == {f"{prefix}/sbin/roceval", "/bin/kill"}
     assert (dest / prefix.lstrip("/") / "lib/sysusers.d/roceval.conf").read_text() == \
         (ROOT / "deploy" / "roceval.sysusers").read_text()
+    assert_unit_names_installed_files(unit, dest)
     assert_runs_like_the_tree(sbin, good_capture[0])
 
 
@@ -108,6 +147,7 @@ def test_deb_installs_and_runs(deb, tmp_path, good_capture):
         assert f.read() == (ROOT / "docs" / "roceval.8").read_text()
     unit = (root / "lib/systemd/system/roceval.service").read_text()
     assert "ExecStart=/usr/sbin/roceval daemon " in unit and "/usr/local" not in unit
+    assert_unit_names_installed_files(unit, root)
 
     # the postinst's own command creates the user the unit names, here in the scratch root
     user = re.search(r"^User=(\w+)$", unit, re.M).group(1)
@@ -134,28 +174,88 @@ def test_apt_resolves_the_deb_on_a_fresh_system(deb, tmp_path):
     assert {"roceval", "libbpf1", "libxdp1", "libpcap0.8", "zlib1g", "libc6"} <= installs
 
 
-def test_the_image_is_built_from_the_package(tmp_path):
+def daemonset():
     yaml = pytest.importorskip("yaml", reason="python3-yaml is needed to read the DaemonSet")
+    return next(d for d in yaml.safe_load_all((ROOT / "deploy/roceval-daemonset.yaml").read_text())
+                if d["kind"] == "DaemonSet")
+
+
+def test_the_image_is_built_from_the_package():
     docker = (ROOT / "Dockerfile").read_text()
     stages = re.findall(r"^FROM (\S+)", docker, re.M)
-    assert stages[-1] == "debian:12-slim"
-    final = docker.split("FROM debian:12-slim")[1]
+    assert stages == ["debian:12", "debian:12-slim"]
+    build, final = docker.split("FROM debian:12-slim")
     assert "apt-get install -y --no-install-recommends /tmp/roceval.deb" in final
-    assert "make" in docker.split("FROM debian:12-slim")[0] and "deb" in docker
-    entry = json.loads(re.search(r"^ENTRYPOINT (.*)$", final, re.M).group(1))
+    assert re.search(r"^RUN make clean && make .*\bdeb\b", build, re.M)
 
-    ds = next(d for d in yaml.safe_load_all((ROOT / "deploy/roceval-daemonset.yaml").read_text())
-              if d["kind"] == "DaemonSet")
-    c = ds["spec"]["template"]["spec"]["containers"][0]
-    image = re.search(r"^IMAGE \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M).group(1)
+    c = daemonset()["spec"]["template"]["spec"]["containers"][0]
+    image = re.search(r"^IMAGE \s*\?= (\S+)$", (ROOT / "Makefile").read_text(), re.M).group(1)
     assert c["image"] == f"{image}:{version()}"
-    assert c["command"][0] == entry[0] == "/usr/sbin/roceval"
+    # the DaemonSet runs the image's own ENTRYPOINT and CMD, which `make image-test` runs, with
+    # the address it serves on
+    entry = json.loads(re.search(r"^ENTRYPOINT (.*)$", final, re.M).group(1))
+    cmd = json.loads(re.search(r"^CMD (.*)$", final, re.M).group(1))
+    port = c["ports"][0]["containerPort"]
+    assert c["command"] == entry + cmd + ["--listen", f"$(NODE_IP):{port}"]
+    assert entry == ["/usr/sbin/roceval"] and "/etc/roceval/roceval.conf" in cmd
+    mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
+    assert {"/sys/fs/bpf", "/run/roceval", "/etc/roceval"} <= mounts.keys()
 
-    # the build stage installs what the Makefile says building needs, no less
-    build = set(re.search(r"apt-get install -y --no-install-recommends \\\n(.*?)&&", docker,
-                          re.S).group(1).replace("\\", " ").split())
-    deps = set(re.search(r"^DEPS := (.*?)\n\n", (ROOT / "Makefile").read_text(), re.M | re.S)
-               .group(1).replace("\\", " ").split())
-    for pkg in ("clang", "llvm", "libbpf-dev", "bpftool", "libelf-dev", "zlib1g-dev", "libpcap-dev",
-                "libxdp-dev", "make", "gcc", "dpkg-dev"):
-        assert pkg in build and pkg in deps, pkg
+
+def test_the_build_stage_installs_what_the_makefile_builds_with():
+    """Every library the Makefile links (LDLIBS, as make reads it) comes from a package the
+    Dockerfile's build stage and `make deps` install by name; the build stage also has the tools
+    `make deb` runs."""
+    docker = (ROOT / "Dockerfile").read_text().split("FROM debian:12-slim")[0]
+    build = set(re.search(r"apt-get install -y --no-install-recommends \\\n(.*?)&&", docker, re.S)
+                .group(1).replace("\\", " ").split())
+    deps = set(make_var("DEPS"))
+    libs = {flag: library_package(flag) for flag in make_var("LDLIBS") if flag.startswith("-l")}
+    assert {"-lbpf", "-lxdp", "-lmicrohttpd", "-lncursesw"} <= libs.keys()
+    for flag, pkg in libs.items():
+        assert pkg in build, f"{flag}: the Dockerfile's build stage does not install {pkg}"
+        assert pkg in deps, f"{flag}: make deps does not install {pkg}"
+    for pkg in ("clang", "bpftool", "gcc", "make", "dpkg-dev", "binutils"):
+        assert pkg in build, pkg
+
+
+def test_make_image_needs_no_registry():
+    """make image makes a missing base from the host's Debian mirror, and podman builds with
+    chroot isolation, pulling nothing."""
+    res = subprocess.run(["make", "--no-print-directory", "-n", "-C", str(ROOT), "image", "ENGINE=podman"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "deploy/base-image.sh podman" in res
+    assert re.search(r"^podman build --isolation chroot --pull=never --network host\s+-t \S+:"
+                     rf"{re.escape(version())} \.$", res.replace("\\\n", " "), re.M), res
+
+
+def test_ci_runs_the_image_test():
+    lines = [x.strip() for x in (ROOT / ".ci/run").read_text().splitlines()]
+    tests = [i for i, x in enumerate(lines) if re.search(r"\bmake test\b", x)]
+    assert tests and lines.index("make image-test") > tests[-1]
+
+
+def test_the_daemonset_memory_holds_the_maps(netns):
+    """The BPF maps an attachment makes are charged to the pod that makes them: its limit holds
+    those of the 8 interfaces its comment says it fits, with the 25 MiB a program's load takes
+    and the 9 MiB the daemon keeps resident (measured on the test machine), and its request
+    those of one."""
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    try:
+        prog = json.loads(subprocess.run(["bpftool", "-j", "prog", "show", "pinned",
+                                          str(pin_dir(netns.if_rx, netns.rx) / "prog")],
+                                         capture_output=True, text=True, check=True).stdout)
+        maps = sum(json.loads(subprocess.run(["bpftool", "-j", "map", "show", "id", str(m)],
+                                             capture_output=True, text=True, check=True).stdout)
+                   ["bytes_memlock"] for m in prog["map_ids"])
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    resources = daemonset()["spec"]["template"]["spec"]["containers"][0]["resources"]
+    mib = 1 << 20
+
+    def size(q):
+        return int(q.removesuffix("Mi")) * mib
+
+    assert maps > 32 * mib  # the flow and connection tables: this is what dominates
+    assert size(resources["limits"]["memory"]) >= 8 * maps + 34 * mib
+    assert size(resources["requests"]["memory"]) >= maps + 9 * mib

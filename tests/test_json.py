@@ -7,6 +7,7 @@ status, stats, trace and the daemon's log print is read with Python's json
 module (strict UTF-8 first, so a raw byte that is not UTF-8 fails too).
 """
 import json
+import os
 import select
 import subprocess
 import sys
@@ -83,12 +84,20 @@ def test_json_outputs_parse_for_hostile_names(netns, base, tmp_path):
                                    "--config", str(conf)], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE)
         try:
-            time.sleep(1.5)
+            # sent once the daemon has read the counters it reports deltas from, however slow its start
+            started, deadline = b"", time.time() + 20
+            while b"daemon running" not in started and time.time() < deadline:
+                if select.select([daemon.stderr], [], [], 0.5)[0]:
+                    started += os.read(daemon.stderr.fileno(), 65536)
+            assert b"daemon running" in started, started
             in_ns(netns, sys.executable, "-c", SEND, peer.hex(), bytes(bad).hex(), check=True)
-            entries, deadline = [], time.time() + 10
+            # read from the descriptor: a buffered readline could leave the line sought in the
+            # buffer, where select() does not see it
+            entries, out, deadline = [], b"", time.time() + 10
             while time.time() < deadline and not any(e["delta"]["rules"].get("icrc") for e in entries):
                 if select.select([daemon.stdout], [], [], 0.5)[0]:
-                    entries += parse(daemon.stdout.readline())
+                    out += os.read(daemon.stdout.fileno(), 65536)
+                    entries = parse(out[:out.rfind(b"\n") + 1])
         finally:
             daemon.terminate()
             daemon.communicate(timeout=20)

@@ -470,23 +470,41 @@ def test_top_on_a_terminal_quits_on_q(netns):
 
 def test_stats_watch(netns, pcaps, tmp_path):
     attach(netns)
+    t0 = time.monotonic()
     watch = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "stats", netns.if_rx,
                               "--json", "--watch", "0.3", "--top", "0"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = json.loads(watch.stdout.readline())
+    reports = [json.loads(watch.stdout.readline())]
     send(netns, pcaps["bad"], tmp_path)
-    time.sleep(1.0)
+    # reports until the frames are all counted and two intervals were reported, not for a fixed
+    # time that a busy machine could outlast
+    deadline = time.monotonic() + 30
+    while (len(reports) < 3 or reports[-1]["roce"] < N_BAD) and time.monotonic() < deadline:
+        reports.append(json.loads(watch.stdout.readline()))
     watch.terminate()
     stdout, stderr = watch.communicate(timeout=10)
+    t1 = time.monotonic()
     assert watch.returncode == 0 and stderr == ""
-    reports = [first] + [json.loads(line) for line in stdout.splitlines()]
+    first = reports[0]
+    reports += [json.loads(line) for line in stdout.splitlines()]
     assert len(reports) >= 3 and "flows" not in first
     assert first["rates_since_attach"] is True
-    assert all(r["rates_since_attach"] is False and 0.25 < r["rates_seconds"] < 1 for r in reports[1:])
-    assert reports[-1]["roce"] == N_BAD
-    # the rates add up to what moved: sum(rate * interval) over the reports is the count
-    moved = sum(r["rates"]["icrc_bad"] * r["rates_seconds"] for r in reports[1:])
-    assert abs(moved - N_BAD) < 0.01
+    # each interval is the 0.3 s nap and a read, at least 0.300 once printed, and they follow one
+    # another within the test's own time
+    later = reports[1:]
+    assert all(r["rates_since_attach"] is False and r["rates_seconds"] >= 0.3 for r in later)
+    assert sum(r["rates_seconds"] for r in later) <= t1 - t0 + len(later) * 0.0005
+    assert reports[-1]["roce"] == reports[-1]["icrc_bad"] == N_BAD
+    # The rates add up to what moved.  Each report's rate times its interval is that interval's
+    # count, a whole number; both are printed to 3 decimals, each within HALF of what was
+    # multiplied, so the product is off by at most HALF * (seconds + rate + HALF).  Under 0.5,
+    # rounding recovers the count exactly, and the counts sum to the frames sent.
+    half = 0.0005
+    for prev, r in zip(reports, later):
+        product, count = r["rates"]["icrc_bad"] * r["rates_seconds"], r["icrc_bad"] - prev["icrc_bad"]
+        bound = half * (r["rates_seconds"] + r["rates"]["icrc_bad"] + half) + 1e-9
+        assert bound < 0.5 and abs(product - count) <= bound, (r, count)
+    assert sum(round(r["rates"]["icrc_bad"] * r["rates_seconds"]) for r in later) == N_BAD
 
 
 @pytest.mark.parametrize("args", [["attach", "lo"], ["detach", "lo"], ["status"], ["stats"], ["top", "-n", "1"],
@@ -625,16 +643,23 @@ def test_trace_pcapng_to_stdout(netns, pcaps, tmp_path):
     """--pcap - writes only the pcapng on stdout, so it pipes into tshark -r -."""
     attach(netns)
     out = tmp_path / "stdout.pcapng"
+    before = time.time()
     with open(out, "wb") as f:
         trace = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "trace", netns.if_rx,
                                   "--count", "2", "--pcap", "-"], stdout=f, stderr=subprocess.PIPE, text=True)
         assert "tracing" in trace.stderr.readline()
+        tracing = time.time()
         send(netns, pcaps["bad"], tmp_path)
         _, stderr = trace.communicate(timeout=10)
+    after = time.time()
     assert trace.returncode == 0 and "2 samples" in stderr
     res = subprocess.run(["tshark", "-r", "-", "-T", "fields", "-e", "frame.interface_name", "-e", "udp.dstport",
                           "-e", "frame.time_epoch"], stdin=open(out, "rb"), capture_output=True, text=True, check=True)
     rows = [line.split("\t") for line in res.stdout.splitlines()]
     assert [r[:2] for r in rows] == [[netns.if_rx, "4791"]] * 2
-    # nanosecond timestamps on the wall clock
-    assert all(abs(float(r[2]) - time.time()) < 30 for r in rows)
+    # Nanosecond timestamps on the wall clock, taken while the trace ran.  The trace converts the
+    # kernel's monotonic clock by the two clocks' offset, read one after the other before it says
+    # "tracing": late by at most the time that took, never early.  A microsecond covers a 10-digit
+    # epoch's nanoseconds read into a double.
+    late = tracing - before
+    assert all(before - 1e-6 <= float(r[2]) <= after + late + 1e-6 for r in rows), (before, rows, after, late)
