@@ -352,9 +352,9 @@ stop.set()
 """
 
 
-# How long the daemon keeps an idle connection (user/lib/http.h).
+# How long the daemon keeps an idle connection (user/lib/daemon/http.h).
 HTTP_CONN_TIMEOUT_S = int(re.search(r"^#define HTTP_CONN_TIMEOUT_S (\d+)$",
-                                    (ROOT / "user" / "lib" / "http.h").read_text(), re.M).group(1))
+                                    (ROOT / "user" / "lib" / "daemon" / "http.h").read_text(), re.M).group(1))
 
 
 def proc_status(pid):
