@@ -38,13 +38,13 @@ static __always_inline bool batch_next(struct xdp_md *ctx, __u32 total, __u32 *n
 }
 
 /*
- * Runs `frame` on each frame of the batch in ctx; returns how many it ran,
+ * Runs `each` on each frame of the batch in ctx; returns how many it ran,
  * so userspace can tell a malformed batch from a complete one.  The replay
  * program and the bench's baseline both walk batches through it, so the
  * baseline costs exactly what the walk does.
  */
 static __always_inline int batch_walk(struct xdp_md *ctx,
-				      int (*frame)(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire))
+				      int (*each)(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire))
 {
 	__u32 total = bpf_xdp_get_buff_len(ctx);
 	__u32 off = 4, done = 0, nframes;
@@ -57,7 +57,7 @@ static __always_inline int batch_walk(struct xdp_md *ctx,
 
 		if (!batch_next(ctx, total, &off, &r))
 			break;
-		frame(ctx, r.off, r.len, r.wire);
+		each(ctx, r.off, r.len, r.wire);
 		done++;
 	}
 	return done;
