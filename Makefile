@@ -32,9 +32,9 @@ LIB_DIRS  := user/lib $(patsubst %/,%,$(wildcard user/lib/*/))
 LIB_SRCS  := $(wildcard $(addsuffix /*.c,$(LIB_DIRS)))
 LIB_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 CMD_SRCS  := $(wildcard user/cmd/*.c)
-# bench/ is `roceval bench`, with the do-nothing XDP program it measures against.
-BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard bench/*.c))
-CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(CMD_SRCS)) $(patsubst %.c,$(OUTPUT)/%.o,$(BENCH_SRCS))
+# user/bench/ is `roceval bench`, with the do-nothing XDP program it measures against.
+BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard user/bench/*.c))
+CMD_OBJS  := $(patsubst user/%.c,$(OUTPUT)/%.o,$(CMD_SRCS) $(BENCH_SRCS))
 USER_HDRS := $(wildcard $(addsuffix /*.h,$(LIB_DIRS)) user/cmd/*.h)
 
 .DELETE_ON_ERROR:
@@ -194,7 +194,7 @@ help:
 include tests/fuzz/fuzz.mk
 
 # `roceval bench` measures against a do-nothing XDP program of its own.
-$(OUTPUT)/bench_pass.bpf.o: bench/bench_pass.bpf.c $(HEADERS) vmlinux.h Makefile | $(OUTPUT)
+$(OUTPUT)/bench_pass.bpf.o: user/bench/bench_pass.bpf.c $(HEADERS) vmlinux.h Makefile | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@
 
@@ -202,7 +202,7 @@ $(OUTPUT)/bench_pass.skel.h: $(OUTPUT)/bench_pass.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name bench_pass_bpf > $@
 
-$(OUTPUT)/bench/%.o: bench/%.c $(wildcard bench/*.h) $(USER_HDRS) $(HEADERS) $(OUTPUT)/roceval.skel.h \
+$(OUTPUT)/bench/%.o: user/bench/%.c $(wildcard user/bench/*.h) $(USER_HDRS) $(HEADERS) $(OUTPUT)/roceval.skel.h \
 		$(OUTPUT)/bench_pass.skel.h Makefile | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
