@@ -575,7 +575,7 @@ static __always_inline void cm_verdict(void *ctx, bool tc, const struct roceval_
 	const struct frame_info *fi = &s->fi;
 
 	if (fi->headers_ok && fi->opcode == ROCE_OPCODE_UD_SEND_ONLY && fi->dqpn == ROCE_GSI_QPN &&
-	    !(s->rules & (1ULL << RULE_ICRC)))
+	    !rule_set_has(&s->rules, RULE_ICRC))
 		tc ? roceval_cm_mad_skb(ctx, bth_off, fi->payload) : roceval_cm_mad(ctx, bth_off, fi->payload);
 }
 

@@ -88,7 +88,8 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 			f->answered_slot = r->cold;
 		}
 	}
-	if (s->rules & RETX_NAK_RULES) {
+	/* a NAK of either kind makes the requester go back: judge_op counted it */
+	if (rule_set_has(&s->rules, RULE_NAK_PSN) || rule_set_has(&s->rules, RULE_NAK_RNR)) {
 		answer_clock(s, cnt);
 		retx_nak(s, cnt, r, by_cm);
 		return;
@@ -154,16 +155,16 @@ static __always_inline void flow_account(const struct roceval_scratch *s, struct
 
 	__sync_fetch_and_add(&f->packets, 1);
 	__sync_fetch_and_add(&f->bytes, frame_len);
-	if (!s->rules)
+	if (rule_set_empty(&s->rules))
 		return;
 	cold = flow_cold_of(f);
 	if (!cold)
 		return;
-	if (s->rules & ~ROCEVAL_INFO_MASK)
+	if (rule_set_meets(&s->rules, ~ROCEVAL_INFO_MASK0, ~ROCEVAL_INFO_MASK1))
 		__sync_fetch_and_add(&cold->violations, 1);
 #pragma unroll
 	for (int i = 0; i < RULE__COUNT; i++)
-		if (s->rules & (1ULL << i))
+		if (rule_set_has(&s->rules, i))
 			__sync_fetch_and_add(&cold->rule[i], 1);
 }
 

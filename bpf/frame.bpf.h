@@ -151,7 +151,7 @@ struct roceval_scratch {
 	__u8 l2l4[ROCEVAL_L2L4_MAX];
 	/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
 	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
-	__u64 rules;	 /* rules the current frame broke */
+	struct roceval_rule_set rules; /* rules the current frame broke */
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 wire;	 /* the frame's length on the wire, once known */
 	__u32 icrc_at;	 /* datagram offset of the ICRC when buf holds the whole datagram, else 0 */
@@ -228,8 +228,8 @@ static __always_inline bool psn_ahead(__u32 b, __u32 a)
 static __always_inline void violate(struct roceval_scratch *s, struct roceval_counters *cnt,
 				    enum roceval_rule r)
 {
-	if (!(s->rules & (1ULL << r))) {
-		s->rules |= 1ULL << r;
+	if (!rule_set_has(&s->rules, r)) {
+		rule_set_add(&s->rules, r);
 		cnt->rule[r]++;
 	}
 }

@@ -139,9 +139,6 @@ static __always_inline void retx_gap(struct roceval_flow *f, __u32 expected)
 		f->retx_missing = expected | ROCEVAL_RETX_HELD;
 }
 
-/* A NAK of either kind that makes a requester go back: judge_op counted it. */
-#define RETX_NAK_RULES ((1ULL << RULE_NAK_PSN) | (1ULL << RULE_NAK_RNR))
-
 static __always_inline bool psn_within(__u32 p, __u32 from, __u32 to)
 {
 	return ((p - from) & ROCE_PSN_MASK) <= ((to - from) & ROCE_PSN_MASK);
@@ -159,7 +156,7 @@ static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_c
 				     bool by_cm)
 {
 	const struct frame_info *fi = &s->fi;
-	bool seq_err = s->rules & (1ULL << RULE_NAK_PSN);
+	bool seq_err = rule_set_has(&s->rules, RULE_NAK_PSN);
 	bool gap = retx_gap_open(r);
 	__u32 missing = r->retx_missing & ROCE_PSN_MASK;
 

@@ -72,7 +72,7 @@ static __always_inline void frame_begin(struct roceval_scratch *s, struct roceva
 
 	cnt->total[TOTAL_FRAMES]++;
 	cnt->total[TOTAL_BYTES] += len;
-	s->rules = 0;
+	s->rules = (struct roceval_rule_set){};
 	__builtin_memset(&s->li, 0, sizeof(s->li));
 	fi->has_bth = 0;
 	fi->hdr_end = 0;
@@ -227,9 +227,9 @@ static __always_inline int frame_verdict(void *ctx, bool tc, struct roceval_scra
 	cm_verdict(ctx, tc, s, base + li->l4 + (li->v1 ? 0 : UDP_HLEN));
 	if (s->fi.has_bth)
 		flow_update(s, cnt, cfg, len);
-	if (cfg->trace_on && s->rules)
+	if (cfg->trace_on && !rule_set_empty(&s->rules))
 		trace_sample(ctx, tc, base, len, wire == ROCEVAL_WIRE_UNKNOWN ? len : wire, s, cfg, cnt);
-	if (cfg->enforce && (s->rules & ROCEVAL_ERROR_MASK)) {
+	if (cfg->enforce && rule_set_meets(&s->rules, ROCEVAL_ERROR_MASK0, ROCEVAL_ERROR_MASK1)) {
 		cnt->total[TOTAL_DROPPED]++;
 		return XDP_DROP;
 	}

@@ -75,7 +75,7 @@ static __always_inline bool trace_match(const struct roceval_scratch *s,
 	const struct frame_info *fi = &s->fi;
 	__u32 fam = flt->addr_family;
 
-	if (flt->rules && !(s->rules & flt->rules))
+	if (!rule_set_empty(&flt->rules) && !rule_set_meets(&s->rules, flt->rules.w[0], flt->rules.w[1]))
 		return false;
 	if (flt->qpn == ROCEVAL_ANY_QPN && !fam)
 		return true;

@@ -127,7 +127,7 @@ struct roceval_settings {
 struct roceval_trace_filter {
 	__u32 owner;	   /* pid of the trace holding the slot, 0 when free */
 	__u32 snaplen;	   /* bytes of the frame in a sample; 0: its headers, never payload */
-	__u64 rules;	   /* bit per rule; 0 = any violation */
+	struct roceval_rule_set rules; /* bit per rule; empty = any violation */
 	__u32 qpn;	   /* DestQP to sample, or ROCEVAL_ANY_QPN */
 	__u32 addr_family; /* 0 any, 4 or 6 */
 	__u8 addr[16];	   /* source or destination address to sample */
@@ -316,7 +316,7 @@ struct roceval_flow_cold {
 /* One sampled frame on the trace ring buffer, followed by cap_len frame bytes. */
 struct roceval_trace_event {
 	__u64 ts_ns; /* bpf_ktime_get_ns() */
-	__u64 rules; /* every rule the frame broke */
+	struct roceval_rule_set rules; /* every rule the frame broke */
 	__u32 ifindex;
 	__u32 frame_len; /* length on the wire (a replayed capture's record: as it records it) */
 	__u32 cap_len;	 /* bytes that follow */

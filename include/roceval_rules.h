@@ -116,12 +116,54 @@ enum roceval_rule {
 	RULE__COUNT
 };
 
-/* Bit mask of the error-severity rules: what enforce mode may drop for. */
-#define ROCEVAL_RULE_SEVBIT(e, id, sev, ref, desc) | ((sev) == SEV_ERROR ? (1ULL << RULE_##e) : 0ULL)
-#define ROCEVAL_ERROR_MASK (0ULL ROCEVAL_RULES(ROCEVAL_RULE_SEVBIT))
-/* Bit mask of the info-severity counters: telemetry, not violations. */
-#define ROCEVAL_RULE_INFOBIT(e, id, sev, ref, desc) | ((sev) == SEV_INFO ? (1ULL << RULE_##e) : 0ULL)
-#define ROCEVAL_INFO_MASK (0ULL ROCEVAL_RULES(ROCEVAL_RULE_INFOBIT))
+/*
+ * A set of rules, a bit each, in ROCEVAL_RULE_WORDS words: what a frame
+ * broke, what a trace filters on.  Room for 128 rules; past that the words
+ * grow here, and every set, its helpers and the masks below follow.
+ */
+#define ROCEVAL_RULE_WORDS 2
+_Static_assert(RULE__COUNT <= 64 * ROCEVAL_RULE_WORDS, "more rules than a rule set holds: add a word");
+
+struct roceval_rule_set {
+	__u64 w[ROCEVAL_RULE_WORDS];
+};
+
+#define RULE_WORD(r) ((r) >> 6)
+#define RULE_BIT(r) (1ULL << ((r) & 63))
+
+static inline int rule_set_has(const struct roceval_rule_set *m, int r)
+{
+	return (m->w[RULE_WORD(r)] & RULE_BIT(r)) != 0;
+}
+
+static inline void rule_set_add(struct roceval_rule_set *m, int r)
+{
+	m->w[RULE_WORD(r)] |= RULE_BIT(r);
+}
+
+static inline int rule_set_empty(const struct roceval_rule_set *m)
+{
+	return !(m->w[0] | m->w[1]);
+}
+
+/* Whether a and b share a rule; with mask a ROCEVAL_*_MASK word pair. */
+static inline int rule_set_meets(const struct roceval_rule_set *a, __u64 mask0, __u64 mask1)
+{
+	return ((a->w[0] & mask0) | (a->w[1] & mask1)) != 0;
+}
+
+/* The error-severity rules, word by word: what enforce mode may drop for. */
+#define ROCEVAL_RULE_SEVBIT(word, e, sev, want) \
+	| ((sev) == (want) && RULE_WORD(RULE_##e) == (word) ? RULE_BIT(RULE_##e) : 0ULL)
+#define ROCEVAL_RULE_ERR0(e, id, sev, ref, desc) ROCEVAL_RULE_SEVBIT(0, e, sev, SEV_ERROR)
+#define ROCEVAL_RULE_ERR1(e, id, sev, ref, desc) ROCEVAL_RULE_SEVBIT(1, e, sev, SEV_ERROR)
+#define ROCEVAL_ERROR_MASK0 (0ULL ROCEVAL_RULES(ROCEVAL_RULE_ERR0))
+#define ROCEVAL_ERROR_MASK1 (0ULL ROCEVAL_RULES(ROCEVAL_RULE_ERR1))
+/* The info-severity counters, word by word: telemetry, not violations. */
+#define ROCEVAL_RULE_INFO0(e, id, sev, ref, desc) ROCEVAL_RULE_SEVBIT(0, e, sev, SEV_INFO)
+#define ROCEVAL_RULE_INFO1(e, id, sev, ref, desc) ROCEVAL_RULE_SEVBIT(1, e, sev, SEV_INFO)
+#define ROCEVAL_INFO_MASK0 (0ULL ROCEVAL_RULES(ROCEVAL_RULE_INFO0))
+#define ROCEVAL_INFO_MASK1 (0ULL ROCEVAL_RULES(ROCEVAL_RULE_INFO1))
 
 /*
  * Frame-level counters that are not rules.  Together they account for every

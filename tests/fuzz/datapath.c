@@ -127,14 +127,14 @@ static void set_mode(enum mode mode)
 	}
 }
 
-static __u64 error_rules(const struct roceval_counters *d)
+static bool error_rules(const struct roceval_counters *d)
 {
-	__u64 mask = 0;
+	struct roceval_rule_set broken = {};
 
 	for (int i = 0; i < RULE__COUNT; i++)
 		if (d->rule[i])
-			mask |= 1ULL << i;
-	return mask & ROCEVAL_ERROR_MASK;
+			rule_set_add(&broken, i);
+	return rule_set_meets(&broken, ROCEVAL_ERROR_MASK0, ROCEVAL_ERROR_MASK1);
 }
 
 /*
@@ -245,7 +245,7 @@ static void check_icrc(const struct frame *f, enum mode mode, const struct rocev
 static void check_rules(const struct frame *f, enum mode mode, const struct roceval_counters *d,
 			const struct expect *e, __u32 verdict)
 {
-	bool drop = mode == MODE_ENFORCE && error_rules(d) != 0;
+	bool drop = mode == MODE_ENFORCE && error_rules(d);
 
 	if (d->rule[RULE_IP_FRAGMENT] != e->fragment)
 		violation(f, mode, "ip_fragment grew by %llu, expected %d",

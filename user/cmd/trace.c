@@ -93,7 +93,7 @@ static int parse_addr(const char *s, struct roceval_trace_filter *want)
 	return 0;
 }
 
-static int parse_rules(const char *list, __u64 *mask)
+static int parse_rules(const char *list, struct roceval_rule_set *mask)
 {
 	char tmp[512], *save, *tok;
 
@@ -107,7 +107,7 @@ static int parse_rules(const char *list, __u64 *mask)
 			command_usage_error(&cmd_trace, "--rule %s: no such rule; 'roceval rules' lists them", tok);
 			return -EINVAL;
 		}
-		*mask |= 1ULL << r;
+		rule_set_add(mask, r);
 	}
 	return 0;
 }

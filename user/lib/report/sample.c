@@ -111,13 +111,13 @@ static const char *icrc_diagnosis(const struct roceval_trace_event *ev, const st
 	return NULL;
 }
 
-static void rule_list(__u64 rules, char *buf, size_t len)
+static void rule_list(const struct roceval_rule_set *rules, char *buf, size_t len)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
 	for (int i = 0; i < RULE__COUNT && used < len; i++)
-		if (rules & (1ULL << i))
+		if (rule_set_has(rules, i))
 			used += snprintf(buf + used, len - used, "%s%s", used ? "," : "", rule_ids[i]);
 }
 
@@ -174,7 +174,7 @@ static void print_json(const struct sample *s)
 	}
 	json_array_begin(&w, "rules");
 	for (int i = 0; i < RULE__COUNT; i++)
-		if (ev->rules & (1ULL << i))
+		if (rule_set_has(&ev->rules, i))
 			json_string(&w, NULL, rule_ids[i]);
 	json_array_end(&w);
 	if (ev->retx_from & ROCEVAL_RETX_HELD) {
@@ -230,7 +230,7 @@ int sample_report(const struct sample_output *o, const char *ifname, uint32_t if
 		return 0;
 	s.cap = s.ev->cap_len <= size - sizeof(*s.ev) ? s.ev->cap_len : size - sizeof(*s.ev);
 	decode(frame, s.cap, &s.d);
-	rule_list(s.ev->rules, rules, sizeof(rules));
+	rule_list(&s.ev->rules, rules, sizeof(rules));
 	if (s.d.has_bth)
 		roce_opcode_name(s.d.opcode, s.op, sizeof(s.op));
 	/* the application and the peer QP of a connection CM announced */
@@ -238,7 +238,7 @@ int sample_report(const struct sample_output *o, const char *ifname, uint32_t if
 		   cm_end_lookup(cm_ends_fd, s.d.saddr, s.d.daddr, s.d.ipv6, s.d.dqpn, &s.cm);
 	if (s.has_cm)
 		cm_service_name(s.cm.service_id, s.svc, sizeof(s.svc));
-	if ((s.ev->rules & (1ULL << RULE_ICRC)) && (s.ev->flags & ROCEVAL_EV_ICRC_CHECKED)) {
+	if (rule_set_has(&s.ev->rules, RULE_ICRC) && (s.ev->flags & ROCEVAL_EV_ICRC_CHECKED)) {
 		s.diag = icrc_diagnosis(s.ev, &s.d);
 		snprintf(icrc, sizeof(icrc), "; icrc expected 0x%08x found 0x%08x%s%s%s", s.ev->icrc_expected,
 			 s.ev->icrc_found, s.diag ? " (" : "", s.diag ?: "", s.diag ? ")" : "");
