@@ -121,9 +121,9 @@ static __always_inline int answer_pair(const struct frame_info *fi, struct rocev
 static __always_inline bool answer_plausible(const struct frame_info *fi, const struct roceval_flow *r)
 {
 	__u32 next = r->req.next_psn;
-	__u32 ahead = r->req.psn_valid ? 0 : 1u << ROCEVAL_HINT_SHIFT;
+	__u32 ahead = (r->req.state & SPACE_PSN_VALID) ? 0 : 1u << ROCEVAL_HINT_SHIFT;
 
-	return r->req.seen && psn_within(fi->psn, (next - RETX_NAK_REACH) & ROCE_PSN_MASK,
+	return (r->req.state & SPACE_SEEN) && psn_within(fi->psn, (next - RETX_NAK_REACH) & ROCE_PSN_MASK,
 					 (next - 1 + ahead) & ROCE_PSN_MASK);
 }
 
@@ -216,7 +216,8 @@ static __always_inline void answer_read_stream(struct roceval_flow *r, __u32 psn
 {
 	if (position == POS_FIRST || position == POS_ONLY) {
 		r->read_from = psn;
-		r->read_end = 0; /* an ONLY is the whole READ: nothing to skip */
+		/* an ONLY is the whole READ, its end: nothing to skip, and the next request's PSN known */
+		r->read_end = position == POS_ONLY ? psn | ROCEVAL_RETX_HELD : 0;
 	} else {
 		if (position == POS_LAST && (r->read_next & ROCEVAL_RETX_HELD) &&
 		    (psn_ahead(psn, r->read_next & ROCE_PSN_MASK) || psn == (r->read_next & ROCE_PSN_MASK)))

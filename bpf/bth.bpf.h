@@ -169,7 +169,8 @@ static __always_inline void judge_op(struct roceval_scratch *s, struct roceval_c
 	fi->aeth = fi->has_aeth ? rd32(buf + ((xth + op->aeth_off) & 255)) : 0;
 	fi->headers_ok = 1;
 	/* RDMA CM (cm.bpf.h): a learned connection's PMTU overrides the setting. */
-	if (payload_size_bad(op, payload, cm_data_pmtu(fi, cfg, rd16(buf + bth + 2), cfg->pmtu), reth, dc))
+	fi->pmtu_conf = cm_data_pmtu(fi, cfg, rd16(buf + bth + 2), cfg->pmtu);
+	if (payload_size_bad(op, payload, fi->pmtu_conf, reth, dc))
 		violate(s, cnt, RULE_PAYLOAD_LENGTH);
 	if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
 		violate(s, cnt, RULE_SE);

@@ -10,7 +10,10 @@
  * receiver's QPN, finds its connection with one lookup.  Which PSN is
  * which (observed on ConnectX captures): each side announces the PSN its
  * own QP receives first, so requests to the REQ's QPN start at the REQ's
- * Starting PSN, requests to the REP's QPN at the REP's.
+ * Starting PSN, requests to the REP's QPN at the REP's.  The first request
+ * and the first response to an end of a new connection start its flow's
+ * spaces afresh (CONN_FRESH_*), whatever an earlier connection on the same
+ * QPN left there: rxe and many NICs give a closed QP's number to the next.
  *
  * The table is bounded like the flow table, with the same creation-order
  * eviction ring, so conn_evicted says exactly how many open connections
@@ -19,7 +22,7 @@
  * CM had been seen: missed detections, never false alarms.
  *
  * No lock: the CM messages of one connection are milliseconds apart, and
- * the data path writes one field of an end (req_seen), once.
+ * the data path writes two fields of an end (req_seen, resp_seen), each once.
  */
 #ifndef ROCEVAL_CM_BPF_H
 #define ROCEVAL_CM_BPF_H
@@ -122,41 +125,51 @@ static __always_inline void cm_end_key_set(struct roceval_cm_end_key *k, const _
 	k->pad[0] = k->pad[1] = k->pad[2] = 0;
 }
 
+/* Which side of a connection sent a CM message. */
+#define CM_SIDE_INI 0
+#define CM_SIDE_RSP 1
+
 /*
  * The connection a CM message after the REQ belongs to.  Its sender is
  * either the initiator (its own address and Local Communication ID) or the
  * responder (the initiator is the destination, named by the Remote
- * Communication ID).  Leaves the key found in c->key.
+ * Communication ID), which *side says.  Leaves the key found in c->key.
  */
 static __always_inline struct roceval_conn *cm_find(struct cm_scratch *c, const struct frame_info *fi,
-						    __u32 local, __u32 remote)
+						    __u32 local, __u32 remote, int *side)
 {
 	struct roceval_conn *conn;
 
+	*side = CM_SIDE_INI;
 	cm_key_set(&c->key, fi->saddr, local, fi->ipv6);
 	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
 	if (conn)
 		return conn;
+	*side = CM_SIDE_RSP;
 	cm_key_set(&c->key, fi->daddr, remote, fi->ipv6);
 	return bpf_map_lookup_elem(&cm_conns, &c->key);
 }
 
 /*
- * Marks a message seen on the connection; true if it was seen before.  A
- * resend carries its transaction's TID again and is counted; the same
- * message in another transaction (the two sides' DREQs crossing) is not.
+ * Marks a message sent by `side` on the connection; true if that side sent
+ * it before with the same TID: a resend, counted.  The same message from
+ * the other side (the two sides' DREQs crossing, and the DREPs answering
+ * them) or in another transaction is not.
  */
 static __always_inline bool cm_repeat(struct roceval_scratch *s, struct roceval_counters *cnt,
-				      struct roceval_conn *conn, __u16 attr, __u64 tid)
+				      struct roceval_conn *conn, __u16 attr, __u64 tid, int side)
 {
-	__u16 bit = 1 << ((attr - CM_ATTR_REQ) & 15);
+	__u32 i = attr - CM_ATTR_REQ;
 
-	if (conn->seen & bit) {
-		if (tid == conn->tid[attr >= CM_ATTR_DREQ])
-			violate(s, cnt, RULE_CM_RETRY);
+	if (i >= ROCEVAL_CM_SENT)
+		return false;
+	side &= 1;
+	if ((conn->sent[side] & (1u << i)) && conn->tid[side][i] == tid) {
+		violate(s, cnt, RULE_CM_RETRY);
 		return true;
 	}
-	conn->seen |= bit;
+	conn->sent[side] |= 1u << i;
+	conn->tid[side][i] = tid;
 	return false;
 }
 
@@ -279,7 +292,7 @@ static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch 
 	cm_key_set(&c->key, fi->saddr, local, fi->ipv6);
 	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
 	if (conn && conn->state < CM_STATE_CLOSED) {
-		cm_repeat(s, cnt, conn, CM_ATTR_REQ, tid);
+		cm_repeat(s, cnt, conn, CM_ATTR_REQ, tid, CM_SIDE_INI);
 		return;
 	}
 	__builtin_memset(n, 0, sizeof(*n));
@@ -289,14 +302,14 @@ static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch 
 	n->ini.start_psn = rd24(m + CM_REQ_START_PSN);
 	n->ini.comm_id = local;
 	n->service_id = rd64(m + CM_REQ_SERVICE_ID);
-	n->tid[0] = tid;
+	n->tid[CM_SIDE_INI][0] = tid;
 	n->retry_count = m[CM_REQ_START_PSN + 3] & 7;
 	n->pkey = rd16(m + CM_REQ_PKEY);
 	n->pmtu = roceval_cm_pmtu(m[CM_REQ_MTU_RNR] >> 4);
 	n->rnr_retry_ini = m[CM_REQ_MTU_RNR] & 7;
 	n->ack_timeout = m[CM_REQ_ACK_TIMEOUT] >> 3;
 	n->state = CM_STATE_REQ;
-	n->seen = 1 << (CM_ATTR_REQ - CM_ATTR_REQ);
+	n->sent[CM_SIDE_INI] = 1 << (CM_ATTR_REQ - CM_ATTR_REQ);
 	n->ipv6 = fi->ipv6;
 	conn = cm_create(c, cnt);
 	if (!conn)
@@ -319,7 +332,7 @@ static __always_inline void cm_rep(struct cm_scratch *c, struct roceval_scratch 
 		violate(s, cnt, RULE_CM_REP_UNKNOWN);
 		return;
 	}
-	if (cm_repeat(s, cnt, conn, CM_ATTR_REP, tid))
+	if (cm_repeat(s, cnt, conn, CM_ATTR_REP, tid, CM_SIDE_RSP))
 		return;
 	__builtin_memcpy(conn->rsp.addr, fi->saddr, 16);
 	conn->rsp.qpn = rd24(m + CM_REP_LOCAL_QPN);
@@ -344,7 +357,7 @@ static __always_inline void cm_rtu(struct cm_scratch *c, struct roceval_scratch 
 		violate(s, cnt, RULE_CM_RTU_UNKNOWN);
 		return;
 	}
-	if (cm_repeat(s, cnt, conn, CM_ATTR_RTU, tid))
+	if (cm_repeat(s, cnt, conn, CM_ATTR_RTU, tid, CM_SIDE_INI))
 		return;
 	if (conn->state == CM_STATE_REP)
 		conn->state = CM_STATE_ESTABLISHED;
@@ -358,13 +371,14 @@ static __always_inline void cm_rej(struct cm_scratch *c, struct roceval_scratch 
 	__u32 reason = rd16(m + CM_REJ_REASON);
 	struct roceval_conn *conn;
 	__u64 *slot;
+	int side;
 
 	violate(s, cnt, RULE_CM_REJ);
 	reason = reason < ROCEVAL_CM_REJ_SLOTS ? reason : ROCEVAL_CM_REJ_SLOTS - 1;
 	slot = bpf_map_lookup_elem(&cm_rej_reasons, &reason);
 	if (slot)
 		(*slot)++;
-	conn = cm_find(c, &s->fi, local, remote);
+	conn = cm_find(c, &s->fi, local, remote, &side);
 	if (conn)
 		cm_remove(c, conn);
 }
@@ -377,17 +391,17 @@ static __always_inline void cm_disconnect(struct cm_scratch *c, struct roceval_s
 					  struct roceval_counters *cnt, __u16 attr, __u32 local,
 					  __u32 remote, __u64 tid)
 {
-	struct roceval_conn *conn = cm_find(c, &s->fi, local, remote);
+	int side;
+	struct roceval_conn *conn = cm_find(c, &s->fi, local, remote, &side);
 
 	if (!conn) {
 		if (attr == CM_ATTR_DREQ)
 			violate(s, cnt, RULE_CM_DREQ_UNKNOWN);
 		return;
 	}
-	if (cm_repeat(s, cnt, conn, attr, tid))
+	if (cm_repeat(s, cnt, conn, attr, tid, side))
 		return;
 	if (attr == CM_ATTR_DREQ) {
-		conn->tid[1] = tid;
 		if (conn->state < CM_STATE_DISCONNECTING)
 			conn->state = CM_STATE_DISCONNECTING;
 	} else {
@@ -405,6 +419,7 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
 	__u32 local, remote;
 	__u64 tid;
 	__u16 attr;
+	int side;
 
 	if (payload < CM_MAD_LEN || frame_load(ctx, tc, off, c->mad, CM_MAD_READ))
 		return;
@@ -432,9 +447,9 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
 		return;
 	case CM_ATTR_MRA:
 		violate(s, cnt, RULE_CM_MRA);
-		conn = cm_find(c, &s->fi, local, remote);
+		conn = cm_find(c, &s->fi, local, remote, &side);
 		if (conn)
-			cm_repeat(s, cnt, conn, CM_ATTR_MRA, tid);
+			cm_repeat(s, cnt, conn, CM_ATTR_MRA, tid, side);
 		return;
 	case CM_ATTR_DREQ:
 	case CM_ATTR_DREP:
@@ -548,9 +563,13 @@ __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 		}
 		if (!e->req_seen) {
 			e->req_seen = 1;
+			fi->conn_fresh |= CONN_FRESH_REQ;
 			if (fi->psn != e->start_psn)
 				violate(s, cnt, RULE_CM_START_PSN);
 		}
+	} else if (!e->resp_seen) {
+		e->resp_seen = 1;
+		fi->conn_fresh |= CONN_FRESH_RESP;
 	}
 	return e->pmtu ? e->pmtu : pmtu;
 }

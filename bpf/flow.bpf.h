@@ -18,6 +18,7 @@
 #include "clock.bpf.h"
 #include "flow_table.bpf.h"
 #include "frame.bpf.h"
+#include "reorder.bpf.h"
 
 /* PSNs a request consumes: a READ one per response packet it asks for. 0 = cannot tell yet. */
 static __always_inline __u32 psns_consumed(const struct frame_info *fi, const struct roce_op *op,
@@ -102,37 +103,48 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 		answer_ack(s, cnt, r, op->family == FAM_READ_RESP);
 }
 
-/* Message sequence in one space: FIRST MIDDLE* LAST, or ONLY. */
-static __always_inline bool sequence_broken(struct roceval_flow_space *sp, const struct roce_op *op)
+/* Whether op breaks the message order of a space whose open message is `open`: FIRST MIDDLE* LAST, or ONLY. */
+static __always_inline bool sequence_would_break(__u8 open, const struct roce_op *op)
 {
-	bool broken = false;
-
 	switch (op->position) {
 	case POS_FIRST:
-		broken = sp->open_family != FAM_NONE;
-		sp->open_family = op->family;
-		break;
-	case POS_MIDDLE:
-		broken = sp->open_family != op->family;
-		sp->open_family = op->family;
-		break;
-	case POS_LAST:
-		broken = sp->open_family != op->family;
-		sp->open_family = FAM_NONE;
-		break;
 	case POS_ONLY:
-		broken = sp->open_family != FAM_NONE;
-		sp->open_family = FAM_NONE;
-		break;
+		return open != FAM_NONE;
+	case POS_MIDDLE:
+	case POS_LAST:
+		return open != op->family;
 	}
+	return false;
+}
+
+/* Where a message stands after op. */
+static __always_inline __u8 sequence_after(const struct roce_op *op)
+{
+	return op->position == POS_FIRST || op->position == POS_MIDDLE ? op->family : FAM_NONE;
+}
+
+/* Message sequence in one space, moved on by op. */
+static __always_inline bool sequence_broken(struct roceval_flow_space *sp, const struct roce_op *op)
+{
+	bool broken = sequence_would_break(sp->open_family, op);
+
+	if (op->position != POS_NONE)
+		sp->open_family = sequence_after(op);
 	return broken;
 }
 
-/* Sets where a space stands from the first packet seen of it: never a violation. */
+/* Sets where a space stands from the first packet seen of it (or the first after a hole): never a violation. */
 static __always_inline void space_learn(struct roceval_flow_space *sp, const struct roce_op *op)
 {
-	sp->seen = 1;
-	sp->open_family = (op->position == POS_FIRST || op->position == POS_MIDDLE) ? op->family : FAM_NONE;
+	sp->state |= SPACE_SEEN;
+	sp->open_family = sequence_after(op);
+}
+
+/* The next request is expected at psn + n; n 0: after a READ whose PSN count is not known. */
+static __always_inline void space_expect(struct roceval_flow_space *sp, __u32 psn, __u32 n)
+{
+	sp->next_psn = (psn + n) & ROCE_PSN_MASK;
+	sp->state = (sp->state & ~SPACE_PSN_VALID) | (n ? SPACE_PSN_VALID : 0);
 }
 
 /* The responder's MSN never goes back (IBA 9.7.5.1). */
@@ -168,52 +180,246 @@ static __always_inline void flow_account(const struct roceval_scratch *s, struct
 			__sync_fetch_and_add(&cold->rule[i], 1);
 }
 
+#define REQ_NEW 0  /* a request not seen before, in order or ahead */
+#define REQ_DUP 1  /* a PSN seen before: a retransmission or a duplicate */
+#define REQ_FILL 2 /* it filled a hole of the reorder window: its verdict waits (reorder.bpf.h) */
+
 /*
- * A frame's PSN and place in its message judged against its space's
- * expectations, which it then moves on (a first frame only sets them);
- * true for a request behind the expected PSN, a retransmission.
+ * A request ahead of the expected PSN: with reorder_window 0 a psn_gap at
+ * once; else the PSNs jumped over are holes, and its message order is
+ * judged only if they turn out lost (reorder.bpf.h).  The first one missing
+ * is remembered for the NAK that should name it (retx.bpf.h).
  */
-static __always_inline bool space_judge(struct roceval_scratch *s, struct roceval_counters *cnt,
-					struct roceval_flow *f, struct roceval_flow_space *sp,
-					const struct roce_op *op, __u8 transport, __u32 pmtu)
+static __always_inline int request_jump(struct roceval_scratch *s, struct roceval_counters *cnt,
+					struct roceval_flow *f, const struct roce_op *op, bool reliable, __u32 n,
+					__u32 win)
 {
-	const struct frame_info *fi = &s->fi;
-	bool duplicate = false;
+	struct roceval_flow_space *sp = &f->req;
+	__u32 psn = s->fi.psn;
 
-	if (!sp->seen) {
-		space_learn(sp, op);
-		if (op->flags & OPF_REQUEST) {
-			__u32 n = psns_consumed(fi, op, pmtu);
-
-			sp->psn_valid = n != 0;
-			sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
-		}
-	} else if (op->flags & OPF_REQUEST) {
-		__u32 n = psns_consumed(fi, op, pmtu);
-
-		if (sp->psn_valid && fi->psn != sp->next_psn) {
-			if (psn_ahead(fi->psn, sp->next_psn)) {
-				violate(s, cnt, RULE_PSN_GAP);
-				if (transport != ROCE_TR_UC)
-					retx_gap(f, sp->next_psn);
-			} else {
-				/* A duplicate neither moves the expectation back nor reopens its message. */
-				violate(s, cnt, RULE_PSN_DUPLICATE);
-				duplicate = true;
-			}
-		}
-		if (!duplicate) {
-			if (sequence_broken(sp, op))
-				violate(s, cnt, RULE_OPCODE_SEQUENCE);
-			sp->psn_valid = n != 0;
-			sp->next_psn = (fi->psn + n) & ROCE_PSN_MASK;
-		}
-	} else if (op->position != POS_NONE) {
-		/* READ responses: sequence only; their PSNs follow the other side's READs. */
+	if (reliable)
+		retx_gap(f, sp->next_psn);
+	if (!win) {
+		violate(s, cnt, RULE_PSN_GAP);
 		if (sequence_broken(sp, op))
 			violate(s, cnt, RULE_OPCODE_SEQUENCE);
+	} else {
+		roceval_reorder_ahead(f->cold, (psn - sp->next_psn) & ROCE_PSN_MASK, n,
+				      sequence_would_break(sp->open_family, op));
+		space_learn(sp, op);
 	}
-	return duplicate;
+	space_expect(sp, psn, n);
+	return REQ_NEW;
+}
+
+/* A request behind the expected PSN: a hole filled, or a PSN seen again; a duplicate neither moves the expectation back nor reopens its message. */
+static __always_inline int request_behind(struct roceval_scratch *s, struct roceval_counters *cnt,
+					  struct roceval_flow *f, __u32 n, bool reliable, __u32 win)
+{
+	s->goback = 0;
+	s->goback_fills = 0;
+	if (win && (f->req.state & SPACE_WINDOW)) {
+		int v = roceval_reorder_behind(f->cold, n, reliable);
+
+		if (v > 0)
+			return REQ_FILL;
+		s->goback_fills = -v;
+	}
+	violate(s, cnt, RULE_PSN_DUPLICATE);
+	return REQ_DUP;
+}
+
+/*
+ * A request not behind the PSN of a READ whose PSN count was not known
+ * (next_psn holds it).  The READ's responses tell where it ended (its LAST
+ * or ONLY seen: -1, the request is then judged as any other) or how far it
+ * went at least (the PSN after its last response in order: a request
+ * before that reuses a PSN the READ consumed); with neither, the request
+ * is psn_unjudged and only sets the expectation.  Not inlined: rare.
+ */
+static __noinline int request_after_read(struct roceval_scratch *s, struct roceval_counters *cnt,
+					 struct roceval_flow *f, const struct roce_op *op, __u32 n)
+{
+	struct roceval_flow_space *sp = &f->req;
+	__u32 rp = sp->next_psn, psn = s->fi.psn, upto;
+	bool answered = f->read_from == rp && (f->read_next & ROCEVAL_RETX_HELD);
+
+	if (answered && (f->read_end & ROCEVAL_RETX_HELD) &&
+	    psn_within(f->read_end & ROCE_PSN_MASK, rp, (rp + RETX_NAK_REACH) & ROCE_PSN_MASK)) {
+		upto = (f->read_end + 1 - rp) & ROCE_PSN_MASK;
+		if (sp->state & SPACE_WINDOW)
+			roceval_reorder_ahead(f->cold, 0, upto, false);
+		space_expect(sp, rp, upto);
+		return -1;
+	}
+	if (answered && psn_within(psn, rp, (f->read_next - 1) & ROCE_PSN_MASK)) {
+		violate(s, cnt, RULE_PSN_DUPLICATE);
+		s->goback = 0;
+		s->goback_fills = 0;
+		return REQ_DUP;
+	}
+	if (!answered)
+		violate(s, cnt, RULE_PSN_UNJUDGED);
+	upto = (psn + n - rp) & ROCE_PSN_MASK;
+	if ((sp->state & SPACE_WINDOW) && upto)
+		roceval_reorder_ahead(f->cold, 0, upto, false);
+	if (sequence_broken(sp, op))
+		violate(s, cnt, RULE_OPCODE_SEQUENCE);
+	space_expect(sp, psn, n);
+	return REQ_NEW;
+}
+
+/*
+ * A request's PSN and place in its message judged against its flow's
+ * expectations, which it then moves on (the flow's first request only sets
+ * them): REQ_*.
+ */
+static __always_inline int request_judge(struct roceval_scratch *s, struct roceval_counters *cnt,
+					 const struct roceval_settings *cfg, struct roceval_flow *f,
+					 const struct roce_op *op, bool reliable, __u32 pmtu)
+{
+	const struct frame_info *fi = &s->fi;
+	struct roceval_flow_space *sp = &f->req;
+	__u32 n = psns_consumed(fi, op, pmtu), win = reorder_win(cfg);
+	bool behind = fi->psn != sp->next_psn && !psn_ahead(fi->psn, sp->next_psn);
+
+	if (!(sp->state & SPACE_SEEN)) {
+		space_learn(sp, op);
+		space_expect(sp, fi->psn, n);
+		return REQ_NEW;
+	}
+	if (!(sp->state & SPACE_PSN_VALID) && !behind) {
+		int v = request_after_read(s, cnt, f, op, n);
+
+		if (v >= 0)
+			return v;
+		behind = fi->psn != sp->next_psn && !psn_ahead(fi->psn, sp->next_psn);
+	}
+	if (behind)
+		return request_behind(s, cnt, f, n, reliable, win);
+	if (fi->psn != sp->next_psn)
+		return request_jump(s, cnt, f, op, reliable, n, win);
+	if (sp->state & SPACE_WINDOW)
+		roceval_reorder_ahead(f->cold, 0, n, false);
+	if (sequence_broken(sp, op))
+		violate(s, cnt, RULE_OPCODE_SEQUENCE);
+	space_expect(sp, fi->psn, n);
+	return REQ_NEW;
+}
+
+#define RESP_IN_ORDER 0 /* its message order and MSN are judged */
+#define RESP_JUMPED 1	/* past PSNs not seen: its message order is learned, the missing may come late */
+#define RESP_BEHIND 2	/* behind the newest response: came late, neither is judged */
+
+/*
+ * Where a response came.  Responses run on from the newest (ACK PSNs jump
+ * where they are coalesced).  With a reorder window, one behind the newest
+ * by up to reorder_window PSNs came late: reordered (psn_reorder) when it
+ * is among the 16 PSNs before the newest and its PSN was not seen there,
+ * else unknown (a duplicate request's ACK, a re-requested READ's responses
+ * come again too); and a READ response past PSNs not seen is not judged
+ * for its message order, as those may come late.
+ */
+static __always_inline int response_place(struct roceval_scratch *s, struct roceval_counters *cnt,
+					  struct roceval_flow_space *sp, __u32 win)
+{
+	__u32 psn = s->fi.psn, newest = (sp->next_psn - 1) & ROCE_PSN_MASK, d;
+
+	if (psn == newest)
+		return RESP_IN_ORDER;
+	if (psn_ahead(psn, newest)) {
+		d = (psn - newest) & ROCE_PSN_MASK;
+		sp->recent = d > SPACE_RECENT_PSNS ? 0 : (__u16)((__u32)sp->recent << d | 1u << (d - 1));
+		sp->next_psn = (psn + 1) & ROCE_PSN_MASK;
+		return win && d > 1 ? RESP_JUMPED : RESP_IN_ORDER;
+	}
+	d = (newest - psn) & ROCE_PSN_MASK;
+	if (!win || d > win)
+		return RESP_IN_ORDER;
+	if (d <= SPACE_RECENT_PSNS && !(sp->recent & (1u << (d - 1)))) {
+		sp->recent |= 1u << (d - 1);
+		violate(s, cnt, RULE_PSN_REORDER);
+		cnt->reorder[roceval_reorder_bucket(d)]++;
+		cnt->reorder_sum += d;
+	}
+	return RESP_BEHIND;
+}
+
+/* A response's place: the first only sets expectations; in order, its message order and MSN. */
+static __always_inline void response_judge(struct roceval_scratch *s, struct roceval_counters *cnt,
+					   const struct roceval_settings *cfg, struct roceval_flow *f,
+					   const struct roce_op *op)
+{
+	struct roceval_flow_space *sp = &f->resp;
+	int place = RESP_IN_ORDER;
+
+	if (!(sp->state & SPACE_SEEN)) {
+		space_learn(sp, op);
+		sp->next_psn = (s->fi.psn + 1) & ROCE_PSN_MASK;
+		sp->recent = 0;
+	} else {
+		place = response_place(s, cnt, sp, reorder_win(cfg));
+		/* READ responses: sequence only; their PSNs follow the other side's READs */
+		if (place == RESP_JUMPED && op->position != POS_NONE)
+			space_learn(sp, op);
+		else if (place == RESP_IN_ORDER && op->position != POS_NONE && sequence_broken(sp, op))
+			violate(s, cnt, RULE_OPCODE_SEQUENCE);
+	}
+	if (s->fi.has_aeth && place != RESP_BEHIND)
+		msn_check(s, cnt, f);
+}
+
+/*
+ * The first request or response of a newly learned CM connection to this
+ * end: whatever an earlier connection on the same QPN left (its holes count
+ * as losses) is forgotten, and the space starts afresh.
+ */
+static __noinline void flow_fresh(struct roceval_counters *cnt, const struct roceval_settings *cfg,
+				  struct roceval_flow *f, __u8 fresh)
+{
+	if (fresh & CONN_FRESH_REQ) {
+		roceval_reorder_settle_all(f->cold);
+		__builtin_memset(&f->req, 0, sizeof(f->req));
+		__builtin_memset(f->retx, 0, sizeof(f->retx));
+		f->pmtu = 0;
+		f->nak_rnr = 0;
+		f->retx_missing = f->retx_nak = f->retx_from = f->nak_t = 0;
+		f->read_from = f->read_next = f->read_end = 0;
+		f->hint_window = 0;
+		f->timed_slot = 0;
+	}
+	if (fresh & CONN_FRESH_RESP) {
+		__builtin_memset(&f->resp, 0, sizeof(f->resp));
+		f->last_msn = 0;
+		f->msn_valid = 0;
+		f->misses = 0;
+		f->miss_window = 0;
+		f->answered_slot = 0;
+		f->answered_window = 0;
+	}
+}
+
+/* A request on a reliable connection: timed, held, or compared with what was held (retx.bpf.h). */
+static __always_inline void request_retx(struct roceval_scratch *s, struct roceval_counters *cnt,
+					 const struct roceval_settings *cfg, struct roceval_flow *f, int v,
+					 const struct roce_op *op)
+{
+	const struct frame_info *fi = &s->fi;
+
+	if (v == REQ_FILL) {
+		retx_filled(s, f);
+		return;
+	}
+	/* read only where a time is kept or compared: live it is a helper call */
+	if (v == REQ_DUP || latency_due(s, cnt, cfg, f))
+		frame_clock(s, cnt);
+	if (v == REQ_DUP) {
+		retx_resent(s, cnt, f);
+		return;
+	}
+	retx_sent(s, f, op->family == FAM_READ_REQ);
+	if (f->hint_window != ANSWER_WINDOW(fi->psn))
+		answer_hint(fi, f);
 }
 
 static __always_inline void flow_update(struct roceval_scratch *s, struct roceval_counters *cnt,
@@ -222,7 +428,6 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	struct frame_info *fi = &s->fi;
 	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
 	__u8 transport = fi->opcode >> 5;
-	bool duplicate = false;
 	struct roceval_flow *f;
 
 	f = flow_lookup(s);
@@ -239,37 +444,37 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	 */
 	if (fi->headers_ok && (transport == ROCE_TR_RC || transport == ROCE_TR_UC ||
 			       transport == ROCE_TR_XRC || fi->dc)) {
-		__u32 pmtu = cfg->pmtu ? cfg->pmtu : f->pmtu;
-		struct roceval_flow_space *sp = (op->flags & OPF_REQUEST) ? &f->req : &f->resp;
+		bool request = op->flags & OPF_REQUEST, reliable = transport != ROCE_TR_UC;
+		struct roceval_flow_space *sp = request ? &f->req : &f->resp;
 
+		if (fi->conn_fresh)
+			flow_fresh(cnt, cfg, f, fi->conn_fresh);
 		f->transport = transport;
 		if (op->payload == PL_PMTU) {
 			if (!f->pmtu)
 				f->pmtu = fi->payload;
-			else if (f->pmtu != fi->payload && sp->seen)
+			else if (f->pmtu != fi->payload && (sp->state & SPACE_SEEN))
 				violate(s, cnt, RULE_PMTU_INCONSISTENT);
-			if (!pmtu)
-				pmtu = f->pmtu;
 		}
+		if (request) {
+			/*
+			 * A READ's PSN count: the PMTU the flow's own FIRST/MIDDLE
+			 * packets show the sender splitting at, else the one its
+			 * connection negotiated or the setting gives, else its
+			 * responses tell (request_after_read).  Where what was
+			 * announced and what is sent differ, payload_length counts
+			 * it, and the READs follow what is sent.
+			 */
+			__u32 pmtu = f->pmtu ? f->pmtu : fi->pmtu_conf;
+			int v = request_judge(s, cnt, cfg, f, op, reliable, pmtu);
 
-		duplicate = space_judge(s, cnt, f, sp, op, transport, pmtu);
-
-		if ((op->flags & OPF_REQUEST) && transport != ROCE_TR_UC) {
-			/* read only where a time is kept or compared: live it is a helper call */
-			if (duplicate || latency_due(s, cnt, cfg, f))
-				frame_clock(s, cnt);
-			if (duplicate) {
-				retx_resent(s, cnt, f);
-			} else {
-				retx_sent(s, f, op->family == FAM_READ_REQ);
-				if (f->hint_window != ANSWER_WINDOW(fi->psn))
-					answer_hint(fi, f);
-			}
+			if (reliable)
+				request_retx(s, cnt, cfg, f, v, op);
+		} else {
+			response_judge(s, cnt, cfg, f, op);
 		}
-		if (fi->has_aeth)
-			msn_check(s, cnt, f);
 		/* a window given up on (answer_pair): not the call either */
-		if ((fi->has_aeth || op->family == FAM_READ_RESP) && transport != ROCE_TR_UC &&
+		if ((fi->has_aeth || op->family == FAM_READ_RESP) && reliable &&
 		    (cm_active || !answer_given_up(f, ANSWER_WINDOW(fi->psn))))
 			flow_answer(s, cnt, f);
 	}

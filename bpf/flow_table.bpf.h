@@ -10,6 +10,9 @@
 
 #include "frame.bpf.h"
 
+/* reorder.bpf.h: a flow's reorder window settled, before its slot goes to another flow. */
+__noinline int roceval_reorder_settle_all(__u32 slot);
+
 /* Set by the loader with the maps' sizes (roceval_flow_sets()). */
 const volatile __u32 flow_set_count = 1;
 const volatile __u64 flow_seed;
@@ -133,8 +136,12 @@ static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *
 	if (!f || !cold)
 		return 0;
 	/* Counted on the totals only: the eviction is not the new flow's doing. */
-	if (a->tag[w])
+	if (a->tag[w]) {
 		cnt->rule[RULE_FLOW_EVICTED]++;
+		/* what its reorder window held is settled: its holes were lost, as far as anyone will know */
+		if (f->req.state & SPACE_WINDOW)
+			roceval_reorder_settle_all(slot);
+	}
 	/* unfindable while it changes hands */
 	a->tag[w] = 0;
 	__builtin_memset(cold, 0, sizeof(*cold));

@@ -125,7 +125,13 @@ struct frame_info {
 	__u16 sport;
 	__u32 tlen;	 /* transport length, BTH to ICRC */
 	__u32 retx_from; /* a retransmitted request's episode, as roceval_flow.retx_from; else 0 */
+	__u32 pmtu_conf; /* the PMTU its connection negotiated (RDMA CM), else the setting's; 0 if neither */
+	__u8 conn_fresh; /* CONN_FRESH_*: the first of its kind on a newly learned CM connection */
 };
+
+/* A CM connection's first request, or first response, to this end: its flow's space starts afresh. */
+#define CONN_FRESH_REQ 0x01
+#define CONN_FRESH_RESP 0x02
 
 _Static_assert(__builtin_offsetof(struct frame_info, flow_qpn) == __builtin_offsetof(struct roceval_flow_key, dqpn) &&
 		       __builtin_offsetof(struct frame_info, ipv6) == __builtin_offsetof(struct roceval_flow_key, ipv6),
@@ -161,6 +167,9 @@ struct roceval_scratch {
 	__u32 latency_tick; /* latency_sample countdown, per CPU */
 	__u64 nic_stamp; /* the NIC's receive timestamp of the frame (roceval_xdp_nic), 0 if none */
 	__u32 last_flow; /* the flows slot this CPU's last lookup found (flow_lookup) */
+	/* a duplicate request after fills of the reorder window: the go-back it shows (roceval_reorder_behind) */
+	__u32 goback;	    /* its first PSN | ROCEVAL_RETX_HELD, 0 if none */
+	__u32 goback_fills; /* the requests before this one in it, first seen as fills */
 };
 
 /*

@@ -22,6 +22,7 @@
 #include "frame.bpf.h"
 #include "cm.bpf.h"
 #include "latency.bpf.h"
+#include "reorder.bpf.h"
 
 #define CRC32_POLY_REFLECTED 0xEDB88320u
 #define RETX_SHIFT_BITS 14 /* the datagram bytes a shift can span: ROCEVAL_MAX_DATAGRAM < 2^14 */
@@ -167,6 +168,12 @@ static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_c
 	r->retx_nak = fi->psn | ROCEVAL_RETX_HELD;
 	r->nak_t = s->now_t;
 	r->nak_rnr = (seq_err ? 0 : ROCEVAL_NAK_RNR | ((fi->aeth >> 24) & 0x1F)) | (s->timed ? 0 : ROCEVAL_NAK_UNTIMED);
+	/*
+	 * A hole filled after a NAK is no reordering: every hole is a loss, and
+	 * the request that fills it a retransmission.
+	 */
+	if (seq_err && (r->req.state & SPACE_WINDOW))
+		roceval_reorder_settle_all(r->cold);
 }
 
 /*
@@ -248,35 +255,55 @@ static __always_inline void retx_after_nak(struct roceval_scratch *s, struct roc
 }
 
 /*
+ * An episode opens at `start`: after a NAK, where the NAK said; without
+ * one, a timeout.  The holes of the reorder window it goes back over are
+ * losses.  `late`: it started with requests seen as fills of the window
+ * (s->goback), gone now, so nothing of the first one is judged.
+ */
+static __always_inline void retx_episode(struct roceval_scratch *s, struct roceval_counters *cnt,
+					 struct roceval_flow *f, const struct roceval_retx_slot *held, __u32 start,
+					 bool late)
+{
+	f->req.state |= SPACE_IN_RETX;
+	f->retx_from = start | ROCEVAL_RETX_HELD;
+	violate(s, cnt, RULE_RETX_EPISODE);
+	if (!(f->retx_nak & ROCEVAL_RETX_HELD)) {
+		violate(s, cnt, RULE_RETX_TIMEOUT);
+		if (!late) {
+			retx_timeout_early(s, cnt, held);
+			retx_read_rerequest(s, cnt, f);
+		}
+	} else {
+		if (start != (f->retx_nak & ROCE_PSN_MASK))
+			violate(s, cnt, psn_ahead(f->retx_nak, start) ? RULE_GO_BACK_EARLY : RULE_GO_BACK_LATE);
+		retx_after_nak(s, cnt, f);
+		f->retx_from |= ROCEVAL_RETX_AFTER_NAK;
+	}
+	f->retx_nak = 0;
+	if (!late && (f->req.state & SPACE_WINDOW))
+		roceval_reorder_settle_from(f->cold, start);
+}
+
+/*
  * A resent request on a reliable connection: opens an episode if none is
  * open and is compared with what was held for its PSN.  READ re-requests
  * may legitimately ask for less (the PSN after the last response
  * received), so they are never compared.  Its answer is not timed: which
- * transmission an answer is to cannot be told.  Not inlined:
- * retransmissions are rare and the frame's stack has no room for it.
+ * transmission an answer is to cannot be told.  The fills of a go-back the
+ * reorder window saw late are retransmissions too, never compared (their
+ * first transmissions were lost).  Not inlined: retransmissions are rare
+ * and the frame's stack has no room for it.
  */
 static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
 {
 	struct frame_info *fi = &s->fi;
 	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
+	bool late = s->goback & ROCEVAL_RETX_HELD;
 
-	cnt->total[TOTAL_RETX_PACKETS]++;
-	if (!f->req.in_retx) {
-		f->req.in_retx = 1;
-		f->retx_from = fi->psn | ROCEVAL_RETX_HELD;
-		violate(s, cnt, RULE_RETX_EPISODE);
-		if (!(f->retx_nak & ROCEVAL_RETX_HELD)) {
-			violate(s, cnt, RULE_RETX_TIMEOUT);
-			retx_timeout_early(s, cnt, held);
-			retx_read_rerequest(s, cnt, f);
-		} else {
-			if (fi->psn != (f->retx_nak & ROCE_PSN_MASK))
-				violate(s, cnt, psn_ahead(f->retx_nak, fi->psn) ? RULE_GO_BACK_EARLY : RULE_GO_BACK_LATE);
-			retx_after_nak(s, cnt, f);
-			f->retx_from |= ROCEVAL_RETX_AFTER_NAK;
-		}
-		f->retx_nak = 0;
-	}
+	cnt->total[TOTAL_RETX_PACKETS] += 1 + s->goback_fills;
+	flow_settled(cnt, f, RULE_RETX_UNCOMPARED, s->goback_fills, false);
+	if (!(f->req.state & SPACE_IN_RETX))
+		retx_episode(s, cnt, f, held, late ? s->goback & ROCE_PSN_MASK : fi->psn, late);
 	/* a trace sample of it says which episode it belongs to */
 	fi->retx_from = f->retx_from;
 	if ((f->retx_missing & ROCEVAL_RETX_HELD) && fi->psn == (f->retx_missing & ROCE_PSN_MASK))
@@ -303,7 +330,7 @@ static __always_inline void retx_sent(const struct roceval_scratch *s, struct ro
 	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
 	__u32 bits = fi->psn | (s->timed ? ROCEVAL_RETX_TIMED | ROCEVAL_RETX_WAITING : 0) | (read ? ROCEVAL_RETX_READ : 0);
 
-	f->req.in_retx = 0;
+	f->req.state &= ~SPACE_IN_RETX;
 	if (fi->icrc_known)
 		bits |= ROCEVAL_RETX_HELD | (fi->ackreq ? ROCEVAL_RETX_ACKREQ : 0);
 	held->psn_bits = bits;
@@ -313,6 +340,24 @@ static __always_inline void retx_sent(const struct roceval_scratch *s, struct ro
 	held->sent_t = s->now_t;
 	if (s->timed)
 		f->timed_slot = (fi->psn & (ROCEVAL_RETX_SLOTS - 1)) + 1;
+}
+
+/*
+ * A request that filled a hole of the reorder window is held for comparison
+ * like a new one, when its slot holds no newer request; it is not timed
+ * (which of its transmissions an answer is to cannot be told).
+ */
+static __always_inline void retx_filled(const struct roceval_scratch *s, struct roceval_flow *f)
+{
+	const struct frame_info *fi = &s->fi;
+	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
+
+	if (!fi->icrc_known || !psn_ahead(fi->psn, held->psn_bits & ROCE_PSN_MASK))
+		return;
+	held->psn_bits = fi->psn | ROCEVAL_RETX_HELD | (fi->ackreq ? ROCEVAL_RETX_ACKREQ : 0);
+	held->icrc = fi->icrc_found;
+	held->ip_id = fi->ip_id;
+	held->sport = fi->sport;
 }
 
 #endif /* ROCEVAL_RETX_BPF_H */

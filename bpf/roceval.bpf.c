@@ -80,6 +80,7 @@ static __always_inline void frame_begin(struct roceval_scratch *s, struct roceva
 	fi->icrc_checked = 0;
 	fi->icrc_known = 0;
 	fi->retx_from = 0;
+	fi->conn_fresh = 0;
 	fi->dc = 0;
 	s->icrc_at = 0;
 }
@@ -408,4 +409,26 @@ SEC("xdp.frags")
 int roceval_replay(struct xdp_md *ctx)
 {
 	return batch_walk(ctx, roceval_frame);
+}
+
+static long replay_end_flow(__u64 i, void *ctx)
+{
+	__u32 slot = i;
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+
+	if (f && f->packets && (f->req.state & SPACE_WINDOW))
+		roceval_reorder_settle_all(slot);
+	return 0;
+}
+
+/*
+ * The end of a replay (run once after its last batch): no request can fill
+ * a hole any more, so every hole still open in a reorder window is a
+ * psn_gap and every request awaiting its verdict was reordered.
+ */
+SEC("xdp")
+int roceval_replay_end(struct xdp_md *ctx)
+{
+	bpf_loop(flow_set_count * ROCEVAL_FLOW_WAYS, replay_end_flow, 0, 0);
+	return XDP_PASS;
 }

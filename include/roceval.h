@@ -47,10 +47,28 @@
 #define ROCEVAL_BATCH_MAX_FRAMES 2048
 #define ROCEVAL_BATCH_BYTES (60 * 1024)
 
+/*
+ * How far reordered packets came behind the newest PSN of their flow
+ * (psn_reorder): bucket b counts distances of at most 2^b PSNs and more
+ * than half that (bucket 0: 1), the last up to ROCEVAL_REORDER_MAX.
+ */
+#define ROCEVAL_REORDER_BUCKETS 8
+
 struct roceval_counters {
 	__u64 total[TOTAL__COUNT];
 	__u64 rule[RULE__COUNT];
+	__u64 reorder[ROCEVAL_REORDER_BUCKETS]; /* the psn_reorder packets by distance */
+	__u64 reorder_sum;			 /* their distances, summed */
 };
+
+static inline unsigned int roceval_reorder_bucket(unsigned int d)
+{
+	unsigned int b = 0;
+
+	for (int i = 0; i < ROCEVAL_REORDER_BUCKETS - 1 && (1u << b) < d; i++)
+		b++;
+	return b;
+}
 
 /*
  * Latencies, each a histogram per interface: the one definition the BPF
@@ -197,15 +215,52 @@ static inline struct roceval_flow_place roceval_flow_place(const struct roceval_
 
 /*
  * Sequence state of one PSN space.  A flow carries the requests of one side
- * and the responses to the other side's requests, so it has two.
+ * and the responses to the other side's requests, so it has two.  Requests:
+ * next_psn is the PSN expected next; responses: the one after the newest
+ * response (their PSNs jump where ACKs are coalesced), and `recent` says
+ * which of the 16 response PSNs before the newest were seen, so that one
+ * seen again is told from one reordered.
  */
 struct roceval_flow_space {
-	__u32 next_psn;	  /* expected PSN of the next packet */
-	__u8 psn_valid;	  /* next_psn is known */
+	__u32 next_psn;
 	__u8 open_family; /* enum roce_family of the open multi-packet message, 0 if none */
-	__u8 seen;	  /* a packet of this space was seen: the first only sets expectations */
-	__u8 in_retx;	  /* a retransmission episode is open: no new request since a duplicate */
+	__u8 state;	  /* SPACE_* */
+	__u16 recent;	  /* responses: bit i, PSN next_psn - 2 - i was seen */
 };
+
+#define SPACE_SEEN 0x01	     /* a packet of this space was seen: the first only sets expectations */
+#define SPACE_PSN_VALID 0x02 /* requests: next_psn is known (not after a READ of unknown length) */
+#define SPACE_IN_RETX 0x04   /* requests: a retransmission episode is open, no new request since */
+#define SPACE_WINDOW 0x08    /* requests: the flow's reorder window holds holes or fills to settle */
+#define SPACE_RECENT_PSNS 16
+
+/*
+ * A request flow's reorder window (reorder_window), kept apart from the
+ * flow in an array of its own (flow_window, one slot a flow, the flow's
+ * cold slot) and reached only while its requests are out of order.  Bit i
+ * of the bitmaps is PSN next_psn - 2 - i, i + 1 behind the newest.
+ * `missing`: PSNs never seen (holes), with one bit past the window saying
+ * whether the PSN just beyond it was a hole (so a run of holes leaving the
+ * window in two steps counts once); `seq`, on the newest hole of a run a
+ * request jumped over: whether that request's message order would be
+ * broken were the run lost.  Requests that filled holes
+ * are not judged at once: the request after them tells whether they were
+ * reordered or the first of a go-back (the NAK unseen).
+ */
+#define ROCEVAL_WINDOW_WORDS 2
+struct roceval_flow_window {
+	__u64 missing[ROCEVAL_WINDOW_WORDS];
+	__u64 seq[ROCEVAL_WINDOW_WORDS];
+	__u64 jump_ns;	  /* when the last hole opened (frame time) */
+	__u64 fill_ns;	  /* when the last fill came */
+	__u32 fill_from;  /* the fills awaiting their verdict: the first's PSN */
+	__u32 fill_next;  /* and the PSN after the last */
+	__u16 fills;	  /* how many: 0 for none */
+	__u8 pad[6];
+} __attribute__((aligned(64)));
+
+_Static_assert(ROCEVAL_REORDER_MAX < 64 * ROCEVAL_WINDOW_WORDS, "the window's bitmaps hold the bit past it");
+_Static_assert(sizeof(struct roceval_flow_window) == 64, "a window is one cache line");
 
 /*
  * What a reliable connection's request looked like when first sent, to

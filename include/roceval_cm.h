@@ -156,22 +156,25 @@ struct roceval_cm_side {
 	__u32 pad;
 };
 
+/* The messages a side may send on a connection (REQ to DREP), each with the TID it last carried. */
+#define ROCEVAL_CM_SENT (CM_ATTR_DREP - CM_ATTR_REQ + 1)
+
 struct roceval_conn {
 	struct roceval_cm_side ini; /* the end that sent the REQ */
 	struct roceval_cm_side rsp; /* the end that sent the REP, zero until then */
 	__u64 service_id;
-	__u64 tid[2];	   /* MAD TransactionIDs of connecting (REQ) and disconnecting (first DREQ) */
+	/* per side (initiator, responder), per message: the TID it was last sent with */
+	__u64 tid[2][ROCEVAL_CM_SENT];
 	__u64 seq;	   /* creation order: its eviction-ring slot is seq % capacity */
 	__u32 pmtu;	   /* bytes; 0 if the REQ's code was not a legal PMTU */
 	__u16 pkey;
-	__u16 seen;	   /* bit (attribute id - 0x10) per message seen: a repeat is a retry */
+	__u16 sent[2];	   /* per side, bit (attribute id - 0x10) per message it sent: a resend is a retry */
 	__u8 state;	   /* enum roceval_cm_state */
 	__u8 retry_count;  /* the REQ's: transport retries on a timeout, both sides */
 	__u8 rnr_retry_ini; /* the REQ's: the initiator's RNR retries */
 	__u8 rnr_retry_rsp; /* the REP's: the responder's RNR retries */
 	__u8 ack_timeout;  /* primary path Local ACK Timeout: 4.096 us << t, 0 = infinite */
 	__u8 ipv6;
-	__u8 pad[2];
 };
 
 /* One end of a connection, as a data packet to it needs it. */
@@ -194,7 +197,8 @@ struct roceval_cm_end {
 	__u8 req_seen;	   /* a request to this end was judged against start_psn */
 	__u8 state;	   /* copy of the connection's, for the data path */
 	__u8 ack_timeout;  /* the REQ's Local ACK Timeout (the initiator's requests'), as the connection's */
-	__u8 pad[6];
+	__u8 resp_seen;	   /* a response to this end was seen: its flow's responses started afresh */
+	__u8 pad[5];
 	__u64 last_ns;	   /* last CM message or packet to this end: replay's capture time, else ktime */
 };
 

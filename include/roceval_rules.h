@@ -43,15 +43,19 @@ enum roceval_severity {
 	X(AETH_SYNDROME, "aeth_syndrome", SEV_ERROR, "IBA 9.3.5",              \
 	  "reserved AETH syndrome or NAK code")                                            \
 	X(PSN_GAP, "psn_gap", SEV_WARNING, "IBA 9.7.1",                        \
-	  "request PSN ahead of the expected one (packets lost or reordered upstream)")   \
+	  "request PSNs never seen, one count a run: with reorder_window, once the run leaves the window, is NAKed or gone back over, ages past reorder_time, or a replay ends; with reorder_window=0, at the request ahead of the expected PSN") \
 	X(PSN_DUPLICATE, "psn_duplicate", SEV_WARNING, "IBA 9.7.1",            \
-	  "request PSN behind the expected one within the window (retransmission or duplicate)") \
+	  "request PSN already seen: behind the expected one and not a hole of the reorder window (a retransmission or a duplicate)") \
+	X(PSN_REORDER, "psn_reorder", SEV_INFO, "IBA 9.7.1, RFC 4737",                     \
+	  "request or response that came after a later PSN of its flow, within reorder_window, never seen before and with no NAK or go-back between: reordered on the way, not lost (a request is counted once its place is settled, so trace does not sample it)") \
 	X(OPCODE_SEQUENCE, "opcode_sequence", SEV_WARNING, "IBA 9.8.3",        \
-	  "MIDDLE/LAST with no open message of that operation, or FIRST/ONLY while one is open") \
+	  "MIDDLE/LAST with no open message of that operation, or FIRST/ONLY while one is open (judged across a psn_gap once it is settled, never across reordering)") \
 	X(MSN_REGRESS, "msn_regress", SEV_WARNING, "IBA 9.7.5.1",              \
 	  "AETH MSN lower than the last MSN seen on the flow")                             \
 	X(PMTU_INCONSISTENT, "pmtu_inconsistent", SEV_WARNING, "IBA 9.7.7",    \
 	  "FIRST/MIDDLE payload sizes differ within one flow")                             \
+	X(PSN_UNJUDGED, "psn_unjudged", SEV_INFO, "IBA 9.7.1",                             \
+	  "request whose PSN could not be judged: it follows a READ whose PSN count is unknown (no PMTU negotiated, set or learned, and no response to that READ seen), so it only sets the expectation") \
 	X(RETX_EPISODE, "retx_episode", SEV_INFO, "IBA 9.7.1, 9.9.2",                      \
 	  "retransmission episodes on reliable connections: a request PSN behind the expected one right after new data") \
 	X(RETX_CHANGED, "retx_changed", SEV_ERROR, "IBA 9.7.1, 9.9.2",                      \

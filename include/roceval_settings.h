@@ -42,6 +42,10 @@
 #define ROCEVAL_MAX_PKEYS 16 /* allowed P_Key list */
 /* latency_sample=flow: a flow's new request is timed when none of its timed ones awaits its answer */
 #define ROCEVAL_LATENCY_PER_FLOW 0xFFFFFFFFu
+/* reorder_window: the bitmap a request flow's window is kept in has a bit for the PSN past it */
+#define ROCEVAL_REORDER_MAX 127
+#define ROCEVAL_REORDER_DEFAULT 127
+#define ROCEVAL_REORDER_TIME 1000 /* us */
 
 #define ROCEVAL_SETTINGS(NUMBER, DURATION, WORDS, SWITCH, LIST)                                 \
 	NUMBER(pmtu, pmtu, 0, 0, 4096, 0, 0, setting_pmtu_check, "0|256|512|1024|2048|4096",    \
@@ -71,15 +75,33 @@
 	NUMBER(icrc_sample, icrc_sample, 1, 1, 1000000000, 0, 0, 0, "N",                        \
 	       "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)",         \
 	       "expected a whole number from 1 (check every frame) up")                         \
-	NUMBER(latency_sample, latency_sample, 1, 1, 1000000000, "flow", ROCEVAL_LATENCY_PER_FLOW, 0, \
-	       "N|flow",                                                                        \
-	       "time 1 of every N new reliable-connection requests per CPU for the latencies"   \
-	       SETTING_BREAK "where the kernel's clock times them (a clock read each, live); the" \
-	       SETTING_BREAK "others give no latency and no retx_timeout_early judgement; default 1" \
-	       SETTING_BREAK "(all).  flow: time a flow's new request only when none of its timed" \
-	       SETTING_BREAK "ones awaits its answer, as TCP samples its round trip.  Replayed and" \
-	       SETTING_BREAK "NIC-stamped frames are always timed: their time costs nothing",   \
+	NUMBER(latency_sample, latency_sample, ROCEVAL_LATENCY_PER_FLOW, 1, 1000000000, "flow",  \
+	       ROCEVAL_LATENCY_PER_FLOW, 0, "N|flow",                                           \
+	       "which new reliable-connection requests the kernel's clock times (a clock read"  \
+	       SETTING_BREAK "each, live); default flow: a flow's new request only when none of its" \
+	       SETTING_BREAK "timed ones awaits its answer, as TCP samples its round trip (about one" \
+	       SETTING_BREAK "a round trip per flow).  N: 1 of every N per CPU (1: all).  A request" \
+	       SETTING_BREAK "not timed gives no latency, and its timeout retransmission no" \
+	       SETTING_BREAK "retx_timeout_early judgement: under flow, only the flow's timed request" \
+	       SETTING_BREAK "of each round trip is judged, so a window of requests resent early" \
+	       SETTING_BREAK "counts once at most.  Replayed and NIC-stamped frames are always timed:" \
+	       SETTING_BREAK "their time costs nothing",                                         \
 	       "expected flow, or a whole number from 1 (time every request) up")               \
+	NUMBER(reorder_window, reorder_window, ROCEVAL_REORDER_DEFAULT, 0, ROCEVAL_REORDER_MAX, 0, 0, 0, \
+	       "N",                                                                             \
+	       "request PSNs behind the newest within which a request never seen is taken for"  \
+	       SETTING_BREAK "reordered (psn_reorder) rather than lost, and responses overtaking" \
+	       SETTING_BREAK "each other are neither msn_regress nor opcode_sequence; a hole is a" \
+	       SETTING_BREAK "psn_gap once it leaves it.  0: a request ahead of the expected PSN is" \
+	       SETTING_BREAK "a psn_gap at once and one behind it a psn_duplicate; default 127 (one" \
+	       SETTING_BREAK "bandwidth-delay product of 4 KB packets at 400 Gb/s, see the README)", \
+	       "expected a number of PSNs, 0-127")                                              \
+	DURATION(reorder_time, reorder_time, 1000ull, ROCEVAL_REORDER_TIME, 1000000000u, "USECS", \
+		 "a hole in the reorder window that opened longer ago than this is a loss: the" \
+		 SETTING_BREAK "request that fills it is a retransmission, not reordered; 0 never;"  \
+		 SETTING_BREAK "default 1000 us (reordering lasts microseconds, retransmission"      \
+		 SETTING_BREAK "timers milliseconds).  A replay times it by the capture",             \
+		 "expected microseconds (or a time with ns, us, ms or s), 0 to 1000 s")        \
 	NUMBER(trace_rate, trace_rate, ROCEVAL_DEFAULT_TRACE_RATE, 1, 1000000, 0, 0, 0, "N",    \
 	       "trace samples per second at most, per CPU (token bucket); default 100",         \
 	       "expected samples per second, 1-1000000")                                        \

@@ -77,7 +77,7 @@ static bool cm_fault_eligible(const struct conn *c, const struct desc *d, int f)
 	if (f == F_START_PSN) /* counted by the first request to the side it announces for */
 		return (d->cm_attr == CM_ATTR_REQ && c->gets_request[0]) ||
 		       (d->cm_attr == CM_ATTR_REP && c->gets_request[1]);
-	return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ;
+	return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ && !c->read_before_pmtu;
 }
 
 /* F_NAK_WRONG and F_GO_BACK_0: a loss the responder NAKs. */

@@ -126,6 +126,12 @@ struct conn {
 	uint32_t comm[2];	/* each side's Local Communication ID */
 	uint32_t cm_pmtu;	/* PMTU the REQ announced, once it is sent */
 	bool gets_request[2];	/* the side receives at least one request */
+	/*
+	 * A side sends a READ before its flow shows the PMTU (a FIRST or MIDDLE
+	 * packet): roceval counts that READ's PSNs by the PMTU the REQ
+	 * announced, so --mismatched-pmtu would move every PSN after it.
+	 */
+	bool read_before_pmtu;
 	/* the planned packets, and how far sending has got */
 	struct desc *d;
 	size_t n, cap, next;

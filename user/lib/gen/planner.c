@@ -290,6 +290,22 @@ static int plan_cm(struct gen *g, bool open)
 	return err;
 }
 
+static void mark_read_before_pmtu(struct conn *c)
+{
+	bool shown[2] = { false, false };
+
+	for (size_t j = 0; j < c->n; j++) {
+		const struct roce_op *op = &roce_ops[c->d[j].opcode & 0x1F];
+
+		if ((c->d[j].flags & DF_CM) || c->d[j].opcode >> 5 != ROCE_TR_RC)
+			continue;
+		if (op->payload == PL_PMTU)
+			shown[c->d[j].side] = true;
+		else if (op->family == FAM_READ_REQ && !shown[c->d[j].side])
+			c->read_before_pmtu = true;
+	}
+}
+
 int gen_plan(struct gen *g)
 {
 	uint64_t frames = 0, msgs = 0;
@@ -330,6 +346,7 @@ int gen_plan(struct gen *g)
 				c->gets_request[!side] = true;
 			}
 		}
+		mark_read_before_pmtu(c);
 	}
 	return g->cm ? plan_cm(g, false) : 0;
 }

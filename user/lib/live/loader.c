@@ -39,6 +39,9 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 
 	bpf_map__set_max_entries(skel->maps.flows, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.flow_cold, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.flow_window, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.window_open, (sets * ROCEVAL_FLOW_WAYS + 63) / 64);
+	skel->rodata->window_words = (sets * ROCEVAL_FLOW_WAYS + 63) / 64;
 	bpf_map__set_max_entries(skel->maps.flow_sets, sets);
 	skel->rodata->flow_set_count = sets;
 	if (live && getrandom(&skel->rodata->flow_seed, sizeof(skel->rodata->flow_seed), 0) !=
@@ -68,6 +71,7 @@ struct roceval_bpf *roceval_open(unsigned int what, bool frags)
 	bpf_program__set_autoload(skel->progs.roceval_xdp, !!(what & LOAD_LIVE));
 	bpf_program__set_autoload(skel->progs.roceval_xdp_nic, !!(what & LOAD_LIVE_NIC));
 	bpf_program__set_autoload(skel->progs.roceval_replay, !!(what & LOAD_REPLAY));
+	bpf_program__set_autoload(skel->progs.roceval_replay_end, !!(what & LOAD_REPLAY));
 	bpf_program__set_autoload(skel->progs.roceval_tc, !!(what & LOAD_TC));
 	if (frags) {
 		bpf_program__set_flags(skel->progs.roceval_xdp,

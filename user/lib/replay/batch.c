@@ -96,6 +96,22 @@ int replay_flush(struct replay *r)
 	return 0;
 }
 
+int replay_finish(struct replay *r)
+{
+	/* a frame, for the test run's sake: the program reads none */
+	unsigned char frame[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame), .repeat = 1);
+	int err = replay_flush(r);
+
+	if (err)
+		return err;
+	if (bpf_prog_test_run_opts(bpf_program__fd(r->skel->progs.roceval_replay_end), &opts)) {
+		err = -errno;
+		pr_warn("Couldn't run the end of the replay: %s", strerror(errno));
+	}
+	return err;
+}
+
 int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire, __u64 time_ns)
 {
 	__u32 rec[2];

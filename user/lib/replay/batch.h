@@ -22,6 +22,12 @@ struct replay *replay_new(const struct roceval_settings *cfg);
 int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire, __u64 time_ns);
 /* Runs what is queued. */
 int replay_flush(struct replay *r);
+/*
+ * Runs what is queued, then ends the capture: what only a later frame
+ * could have settled is settled (a reorder window's holes are psn_gap, its
+ * requests awaiting a verdict psn_reorder).
+ */
+int replay_finish(struct replay *r);
 int replay_counters(struct replay *r, struct roceval_counters *out);
 int replay_counters_fd(struct replay *r);
 int replay_flows_fd(struct replay *r);

@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Reordering told from loss (README "Reordering"): each request flow keeps,
+ * while its requests are out of order, a window of the PSNs behind the
+ * newest it saw (struct roceval_flow_window).  A request ahead of the
+ * expected PSN leaves holes there instead of counting a psn_gap; a request
+ * that fills a hole is reordered, unless the request after it shows a
+ * go-back starting there (a NAK the observer did not see); a hole becomes
+ * one psn_gap per run of PSNs when it leaves the window, when a PSN
+ * sequence error NAK comes (any hole filled after one is a retransmission)
+ * or a go-back passes over it, when it opened longer than reorder_time ago
+ * (as it is filled, or live by a timer when the flow went idle), when the
+ * flow is evicted, or when a replay ends.
+ *
+ * What is settled later than its frame (psn_gap, opcode_sequence across a
+ * gap, psn_reorder of requests, the uncompared retries of a late go-back)
+ * is counted on the totals and the flow, not as a rule the frame broke, so
+ * trace does not sample it; flow_evicted is counted the same way.
+ *
+ * In order, a flow never reaches its window: the hot path pays a test of
+ * SPACE_WINDOW.  Responses need no window of their own (flow.bpf.h).
+ */
+#ifndef ROCEVAL_REORDER_BPF_H
+#define ROCEVAL_REORDER_BPF_H
+
+#include "clock.bpf.h"
+#include "flow_table.bpf.h"
+#include "frame.bpf.h"
+
+/* One slot a flow, at its cold slot; sized with the flow table by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
+	__type(key, __u32);
+	__type(value, struct roceval_flow_window);
+} flow_window SEC(".maps");
+
+/*
+ * Live, a flow that goes idle with holes open would keep them open until it
+ * sends again, and its losses uncounted: a timer settles the windows idle
+ * longer than reorder_time.  A bit a slot says which hold a window (set as
+ * one opens, cleared by the timer once it is closed), so that a pass reads a
+ * few KB rather than the flow table.  A replay settles them at its end.
+ */
+#define SWEEP_NS 10000000ULL /* between passes, while a window is open */
+#define CLOCK_MONOTONIC 1
+
+/* Set by the loader with the flow table's size: 64-bit words of window_open. */
+const volatile __u32 window_words = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} window_open SEC(".maps");
+
+struct reorder_sweep {
+	struct bpf_timer timer;
+	__u32 armed;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct reorder_sweep);
+} reorder_sweep SEC(".maps");
+
+/* 128 bits of a window, bit i for PSN next_psn - 2 - i: i + 1 behind the newest. */
+struct bits {
+	__u64 lo, hi;
+};
+
+static __always_inline struct bits bits_shl(struct bits b, __u32 n)
+{
+	struct bits r = {};
+
+	if (n >= 128)
+		return r;
+	if (n >= 64) {
+		r.hi = b.lo << (n - 64);
+		return r;
+	}
+	if (!n)
+		return b;
+	r.hi = b.hi << n | b.lo >> (64 - n);
+	r.lo = b.lo << n;
+	return r;
+}
+
+/* bit i becomes bit i of its older neighbour (i + 1) */
+static __always_inline struct bits bits_older(struct bits b)
+{
+	return (struct bits){ b.lo >> 1 | b.hi << 63, b.hi >> 1 };
+}
+
+/* Bits 0 .. n-1. */
+static __always_inline struct bits bits_below(__u32 n)
+{
+	if (n >= 128)
+		return (struct bits){ ~0ULL, ~0ULL };
+	if (n >= 64)
+		return (struct bits){ ~0ULL, n == 64 ? 0 : (1ULL << (n - 64)) - 1 };
+	return (struct bits){ n ? (1ULL << n) - 1 : 0, 0 };
+}
+
+static __always_inline struct bits bits_and(struct bits a, struct bits b)
+{
+	return (struct bits){ a.lo & b.lo, a.hi & b.hi };
+}
+
+static __always_inline struct bits bits_or(struct bits a, struct bits b)
+{
+	return (struct bits){ a.lo | b.lo, a.hi | b.hi };
+}
+
+static __always_inline struct bits bits_not(struct bits a)
+{
+	return (struct bits){ ~a.lo, ~a.hi };
+}
+
+static __always_inline bool bits_test(struct bits b, __u32 i)
+{
+	return i < 64 ? (b.lo >> i) & 1 : i < 128 ? (b.hi >> (i - 64)) & 1 : 0;
+}
+
+static __always_inline __u32 bits_count(struct bits b)
+{
+	return __builtin_popcountll(b.lo) + __builtin_popcountll(b.hi);
+}
+
+static __always_inline __u32 msb64(__u64 x)
+{
+	__u32 r = 0;
+
+#pragma unroll
+	for (int sh = 32; sh; sh >>= 1) {
+		if (x >> sh) {
+			x >>= sh;
+			r += sh;
+		}
+	}
+	return r;
+}
+
+/* The highest bit set (b not empty). */
+static __always_inline __u32 bits_top(struct bits b)
+{
+	return b.hi ? 64 + msb64(b.hi) : msb64(b.lo);
+}
+
+static __always_inline struct roceval_flow_window *window_of(const struct roceval_flow *f)
+{
+	__u32 slot = f->cold;
+
+	return bpf_map_lookup_elem(&flow_window, &slot);
+}
+
+/*
+ * n more of rule r for flow f, settled now for earlier frames: on the totals
+ * and the flow's counters, as a violation of the flow when r is one.
+ */
+static __always_inline void flow_settled(struct roceval_counters *cnt, struct roceval_flow *f, __u32 r, __u32 n,
+					 bool violation)
+{
+	struct roceval_flow_cold *cold;
+
+	if (!n || r >= RULE__COUNT)
+		return;
+	cnt->rule[r] += n;
+	cold = flow_cold_of(f);
+	if (!cold)
+		return;
+	__sync_fetch_and_add(&cold->rule[r], n);
+	if (violation)
+		__sync_fetch_and_add(&cold->violations, n);
+}
+
+/* n packets reordered by lo .. lo + n - 1 PSNs, one each, into the histogram. */
+static __always_inline void reorder_count(struct roceval_counters *cnt, struct roceval_flow *f, __u32 lo, __u32 n)
+{
+	__u32 hi = lo + n - 1;
+
+	if (!n || !lo || hi > ROCEVAL_REORDER_MAX)
+		return;
+	flow_settled(cnt, f, RULE_PSN_REORDER, n, false);
+	cnt->reorder_sum += (__u64)n * (lo + hi) / 2;
+#pragma unroll
+	for (__u32 b = 0; b < ROCEVAL_REORDER_BUCKETS; b++) {
+		__u32 from = b ? (1u << (b - 1)) + 1 : 1, to = 1u << b;
+
+		from = from > lo ? from : lo;
+		to = to < hi ? to : hi;
+		if (from <= to)
+			cnt->reorder[b] += to - from + 1;
+	}
+}
+
+/*
+ * The runs of holes in region r of the window: one psn_gap for each whose
+ * oldest PSN is in r (a run going on past r, older, is counted where it
+ * ends; the bit past the window says whether one went on past it), and
+ * one opcode_sequence for each whose newest PSN is in r and flagged in q:
+ * the request after it would break its message were the run lost.
+ */
+static __always_inline void window_count(struct roceval_counters *cnt, struct roceval_flow *f, struct bits m,
+					 struct bits q, struct bits r)
+{
+	struct bits oldest = bits_and(bits_and(m, bits_not(bits_older(m))), r);
+	struct bits newest = bits_and(bits_and(m, bits_not(bits_shl(m, 1))), bits_and(q, r));
+
+	flow_settled(cnt, f, RULE_PSN_GAP, bits_count(oldest), true);
+	flow_settled(cnt, f, RULE_OPCODE_SEQUENCE, bits_count(newest), true);
+}
+
+/* The holes at bits 0 .. top are losses, and cleared; top at the window's end or past: all of them. */
+static __always_inline void window_settle(struct roceval_counters *cnt, struct roceval_flow *f,
+					  struct roceval_flow_window *w, __u32 top, __u32 win)
+{
+	struct bits m = { w->missing[0], w->missing[1] }, q = { w->seq[0], w->seq[1] };
+	bool all = top + 1 >= win;
+
+	window_count(cnt, f, m, q, bits_below(all ? win : top + 1));
+	m = all ? (struct bits){} : bits_and(m, bits_not(bits_below(top + 1)));
+	w->missing[0] = m.lo;
+	w->missing[1] = m.hi;
+}
+
+/* The fills awaiting their verdict were reordered: they came before anything went back over them. */
+static __always_inline void window_fills_reordered(struct roceval_counters *cnt, struct roceval_flow *f,
+						   struct roceval_flow_window *w)
+{
+	__u32 newest = (f->req.next_psn - 1) & ROCE_PSN_MASK;
+	__u32 fills = w->fills;
+
+	if (!fills)
+		return;
+	w->fills = 0;
+	/* consecutive single-PSN fills come 1 PSN closer each; a READ's fill is one, at its own PSN */
+	if (((w->fill_next - w->fill_from) & ROCE_PSN_MASK) != fills)
+		fills = 1;
+	reorder_count(cnt, f, (newest - w->fill_from - (fills - 1)) & ROCE_PSN_MASK, fills);
+}
+
+/* Nothing left to settle: the flow's requests no longer reach the window. */
+static __always_inline void window_close_if_empty(struct roceval_flow *f, struct roceval_flow_window *w,
+						  __u32 win)
+{
+	struct bits m = bits_and((struct bits){ w->missing[0], w->missing[1] }, bits_below(win));
+
+	if (!m.lo && !m.hi && !w->fills)
+		f->req.state &= ~SPACE_WINDOW;
+}
+
+/* reorder_window, within what the window holds; 0: strict. */
+static __always_inline __u32 reorder_win(const struct roceval_settings *cfg)
+{
+	return cfg->reorder_window < ROCEVAL_REORDER_MAX ? cfg->reorder_window : ROCEVAL_REORDER_MAX;
+}
+
+/*
+ * What a flow's window is judged with, found from the flow's slot: the
+ * entry points below are global functions taking scalars, so the verifier
+ * checks each once rather than at every call in the frame's paths.
+ */
+struct reorder_ctx {
+	struct roceval_counters *cnt;
+	const struct roceval_settings *cfg;
+	struct roceval_flow *f;
+	struct roceval_flow_window *w;
+	__u32 win;
+};
+
+static __always_inline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
+{
+	__u32 zero = 0;
+
+	c->cnt = bpf_map_lookup_elem(&counters, &zero);
+	c->cfg = bpf_map_lookup_elem(&settings, &zero);
+	c->f = bpf_map_lookup_elem(&flows, &slot);
+	c->w = bpf_map_lookup_elem(&flow_window, &slot);
+	if (!c->cnt || !c->cfg || !c->f || !c->w)
+		return false;
+	c->win = reorder_win(c->cfg);
+	return true;
+}
+
+/*
+ * Settles the holes of the flow in `slot` at PSN `from` and after as
+ * losses (the requester went back to it): the fills before them were
+ * reordered.  Only a go-back comes here.
+ */
+__noinline int roceval_reorder_settle_from(__u32 slot, __u32 from)
+{
+	struct reorder_ctx c;
+	__u32 i;
+
+	if (!reorder_ctx(slot, &c) || !(c.f->req.state & SPACE_WINDOW))
+		return 0;
+	window_fills_reordered(c.cnt, c.f, c.w);
+	i = (c.f->req.next_psn - 2 - from) & ROCE_PSN_MASK;
+	if (i < ROCE_PSN_WINDOW)
+		window_settle(c.cnt, c.f, c.w, i, c.win);
+	window_close_if_empty(c.f, c.w, c.win);
+	return 0;
+}
+
+/*
+ * Every hole of the flow in `slot` a loss and every fill reordered: a NAK,
+ * a replay's end, an eviction, a new connection on the flow's QP.
+ */
+__noinline int roceval_reorder_settle_all(__u32 slot)
+{
+	struct reorder_ctx c;
+
+	if (!reorder_ctx(slot, &c) || !(c.f->req.state & SPACE_WINDOW))
+		return 0;
+	c.f->req.state &= ~SPACE_WINDOW;
+	window_fills_reordered(c.cnt, c.f, c.w);
+	window_settle(c.cnt, c.f, c.w, ROCEVAL_REORDER_MAX, c.win);
+	return 0;
+}
+
+/*
+ * A request at next_psn + h consuming n PSNs moves the window on by
+ * s = h + n: the h PSNs it jumped over are holes (bits n - 1 .. s - 2),
+ * and what reaches `win` leaves, its runs counted.  `broken`: the request
+ * would break its message were the holes before it lost, a flag on the
+ * newest of them.
+ */
+static __always_inline void window_advance(struct roceval_counters *cnt, struct roceval_flow *f,
+					   struct roceval_flow_window *w, __u32 win, __u32 h, __u32 n, bool broken)
+{
+	struct bits m = { w->missing[0], w->missing[1] }, q = { w->seq[0], w->seq[1] };
+	__u32 s = h + n, lo = s < win ? win - s : 0;
+	bool marker;
+
+	window_count(cnt, f, m, q, bits_and(bits_below(win), bits_not(bits_below(lo))));
+	/* the PSN that lands just past the window: was it a hole? */
+	marker = s <= win ? bits_test(m, win - s) : s > win + 1 && h && n - 1 <= win;
+	/* holes past the window at once: one run, next to the PSN seen before them */
+	if (h && s - 2 >= win) {
+		flow_settled(cnt, f, RULE_PSN_GAP, 1, true);
+		if (broken && n > win)
+			flow_settled(cnt, f, RULE_OPCODE_SEQUENCE, 1, true);
+	}
+	m = bits_and(bits_shl(m, s), bits_below(win));
+	if (h)
+		m = bits_or(m, bits_and(bits_shl(bits_below(h), n - 1), bits_below(win)));
+	if (marker)
+		m = bits_or(m, bits_shl((struct bits){ 1, 0 }, win));
+	q = bits_and(bits_shl(q, s), bits_below(win));
+	if (broken && h && n - 1 < win)
+		q = bits_or(q, bits_shl((struct bits){ 1, 0 }, n - 1));
+	w->missing[0] = m.lo;
+	w->missing[1] = m.hi;
+	w->seq[0] = q.lo;
+	w->seq[1] = q.hi;
+}
+
+/* Whether `since` is longer than reorder_time before `now` (never with reorder_time 0). */
+static __always_inline bool window_aged(const struct reorder_ctx *c, __u64 now, __u64 since)
+{
+	__u64 t = c->cfg->reorder_time * 1000ULL;
+
+	return t && (__s64)(now - since) > (__s64)t;
+}
+
+/*
+ * The window of the flow in `slot`, idle longer than reorder_time since a
+ * hole last opened or was filled, is settled: its holes are losses, its
+ * fills reordered.  1 while it stays open.
+ */
+__noinline int roceval_reorder_idle(__u32 slot)
+{
+	struct reorder_ctx c;
+	__u64 now;
+
+	if (!reorder_ctx(slot, &c) || !(c.f->req.state & SPACE_WINDOW))
+		return 0;
+	now = frame_time_ns();
+	if (!window_aged(&c, now, c.w->jump_ns) || (c.w->fills && !window_aged(&c, now, c.w->fill_ns)))
+		return 1;
+	c.f->req.state &= ~SPACE_WINDOW;
+	window_fills_reordered(c.cnt, c.f, c.w);
+	window_settle(c.cnt, c.f, c.w, ROCEVAL_REORDER_MAX, c.win);
+	return 0;
+}
+
+struct sweep_state {
+	__u64 bits; /* the word being swept: the windows it had */
+	__u64 open; /* of them, those still open */
+	__u32 word;
+	bool any;   /* a window is still open somewhere */
+};
+
+static long sweep_bit(__u64 b, void *ctx)
+{
+	struct sweep_state *st = ctx;
+
+	if (((st->bits >> (b & 63)) & 1) && roceval_reorder_idle(st->word * 64 + (b & 63)))
+		st->open |= 1ULL << (b & 63);
+	return 0;
+}
+
+/* One word of window_open: its windows settled if idle, the bits of those closed cleared. */
+static long sweep_word(__u64 i, void *ctx)
+{
+	struct sweep_state *st = ctx;
+	__u32 k = i;
+	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
+
+	if (!word || !*word)
+		return 0;
+	st->bits = *word;
+	st->open = 0;
+	st->word = k;
+	bpf_loop(64, sweep_bit, st, 0);
+	/* a window opened since the read keeps its bit */
+	__sync_fetch_and_and(word, ~(st->bits & ~st->open));
+	if (st->open)
+		st->any = true;
+	return 0;
+}
+
+/* A pass over every window, again in SWEEP_NS while one is open. */
+static int sweep_fire(void *map, __u32 *key, struct reorder_sweep *sw)
+{
+	struct sweep_state st = {};
+
+	bpf_loop(window_words, sweep_word, &st, 0);
+	if (st.any)
+		bpf_timer_start(&sw->timer, SWEEP_NS, 0);
+	else
+		sw->armed = 0;
+	return 0;
+}
+
+/* The window of the flow in `slot` opens: its bit set, and live the timer armed if it is not. */
+static __always_inline void window_opened(__u32 slot)
+{
+	__u32 k = slot / 64, zero = 0;
+	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
+	struct reorder_sweep *sw;
+
+	if (word)
+		__sync_fetch_and_or(word, 1ULL << (slot & 63));
+	if (replay_clock)
+		return;
+	sw = bpf_map_lookup_elem(&reorder_sweep, &zero);
+	if (!sw || sw->armed)
+		return;
+	sw->armed = 1;
+	bpf_timer_init(&sw->timer, &reorder_sweep, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&sw->timer, sweep_fire);
+	bpf_timer_start(&sw->timer, SWEEP_NS, 0);
+}
+
+/*
+ * A request at or ahead of the expected PSN of the flow in `slot`, whose
+ * window is open or that jumps h > 0 PSNs, consuming n: the fills before it
+ * were reordered, the window moves on, and a jump opens it.  In order, a
+ * flow whose window is closed never comes here.
+ */
+__noinline int roceval_reorder_ahead(__u32 slot, __u32 h, __u32 n, __u32 broken)
+{
+	struct reorder_ctx c;
+
+	if (!reorder_ctx(slot, &c))
+		return 0;
+	if (!(c.f->req.state & SPACE_WINDOW)) {
+		__builtin_memset(c.w, 0, sizeof(*c.w));
+		c.f->req.state |= SPACE_WINDOW;
+		window_opened(slot);
+	}
+	window_fills_reordered(c.cnt, c.f, c.w);
+	window_advance(c.cnt, c.f, c.w, c.win, h, n, broken);
+	if (h)
+		c.w->jump_ns = frame_time_ns();
+	window_close_if_empty(c.f, c.w, c.win);
+	return 0;
+}
+
+/*
+ * Filled holes at `psn` and the n - 1 PSNs after it: the first missing
+ * request PSN, which a NAK must name, moves on to the oldest hole left.
+ */
+static __always_inline void window_fill(struct roceval_flow *f, struct roceval_flow_window *w, __u32 psn,
+					__u32 i, __u32 n, __u32 win)
+{
+	struct bits m = { w->missing[0], w->missing[1] }, filled;
+
+	n = n < i + 1 ? n : i + 1;
+	filled = bits_and(bits_below(i + 1), bits_not(bits_below(i + 1 - n)));
+	m = bits_and(m, bits_not(filled));
+	w->missing[0] = m.lo;
+	w->missing[1] = m.hi;
+	if (!(f->retx_missing & ROCEVAL_RETX_HELD) || ((f->retx_missing - psn) & ROCE_PSN_MASK) >= n)
+		return;
+	m = bits_and(m, bits_below(win));
+	f->retx_missing = m.lo | m.hi ? ((f->req.next_psn - 2 - bits_top(m)) & ROCE_PSN_MASK) | ROCEVAL_RETX_HELD : 0;
+}
+
+
+/* The request at `psn` (consuming n) filled hole i: it awaits its verdict with the fills before it. */
+static __always_inline void window_fill_wait(struct reorder_ctx *c, __u32 psn, __u32 i, __u32 n)
+{
+	struct roceval_flow_window *w = c->w;
+
+	if (w->fills && psn == w->fill_next && n == 1 && ((w->fill_next - w->fill_from) & ROCE_PSN_MASK) == w->fills) {
+		w->fills++;
+	} else {
+		window_fills_reordered(c->cnt, c->f, w);
+		w->fill_from = psn;
+		w->fills = 1;
+	}
+	w->fill_next = (psn + n) & ROCE_PSN_MASK;
+	window_fill(c->f, w, psn, i, n, c->win);
+}
+
+/*
+ * The fills awaiting their verdict were a go-back whose NAK this observer
+ * did not see: the holes they filled are back, and settled as losses.
+ * Returns how many; s->goback is the first | HELD.
+ */
+static __always_inline int window_fills_goback(struct reorder_ctx *c, struct roceval_scratch *s)
+{
+	struct roceval_flow_window *w = c->w;
+	__u32 first = (c->f->req.next_psn - 2 - w->fill_from) & ROCE_PSN_MASK;
+	__u32 last = (c->f->req.next_psn - 1 - w->fill_next) & ROCE_PSN_MASK;
+	struct bits m = bits_or((struct bits){ w->missing[0], w->missing[1] },
+				bits_and(bits_below(first + 1), bits_not(bits_below(last))));
+	int fills = w->fills;
+
+	w->missing[0] = m.lo;
+	w->missing[1] = m.hi;
+	w->fills = 0;
+	s->goback = w->fill_from | ROCEVAL_RETX_HELD;
+	window_settle(c->cnt, c->f, c->w, first, c->win);
+	return fills;
+}
+
+/*
+ * The frame's request (consuming n) is behind the expected PSN of the flow
+ * in `slot`, whose window is open.  1: it filled a hole, and awaits its
+ * verdict with the fills before it.  0: a PSN seen, a duplicate; or its
+ * hole opened longer than reorder_time ago, and it is the retransmission of
+ * a loss.  Minus the fills awaiting, when it is the PSN after them on a
+ * reliable connection: they were a go-back (window_fills_goback).
+ */
+__noinline int roceval_reorder_behind(__u32 slot, __u32 n, __u32 reliable)
+{
+	__u32 zero = 0, psn, i;
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct reorder_ctx c;
+	int v = 0;
+
+	if (!s || !reorder_ctx(slot, &c))
+		return 0;
+	psn = s->fi.psn;
+	i = (c.f->req.next_psn - 2 - psn) & ROCE_PSN_MASK;
+	n = n ? n : 1;
+	if (i < c.win && bits_test((struct bits){ c.w->missing[0], c.w->missing[1] }, i)) {
+		__u64 now = frame_time_ns();
+
+		/* its hole opened longer ago than reorder_time: a retransmission */
+		if (!window_aged(&c, now, c.w->jump_ns)) {
+			c.w->fill_ns = now;
+			window_fill_wait(&c, psn, i, n);
+			return 1;
+		}
+		window_settle(c.cnt, c.f, c.w, ROCEVAL_REORDER_MAX, c.win);
+	}
+	if (c.w->fills && reliable && psn == c.w->fill_next)
+		v = -window_fills_goback(&c, s);
+	window_fills_reordered(c.cnt, c.f, c.w);
+	window_close_if_empty(c.f, c.w, c.win);
+	return v;
+}
+
+#endif /* ROCEVAL_REORDER_BPF_H */
