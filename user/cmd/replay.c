@@ -141,6 +141,7 @@ static void print_json(const struct replay_result *res, const struct replay_opts
 	json_bool(&w, "icrc_all_bad_both_directions", both_ways);
 	retransmission_json(&w, &res->c);
 	latency_json(&w, res->latency);
+	reorder_json(&w, &res->c);
 	cm_rej_json(&w, res->rej_fd);
 	cm_connections_json(&w, res->conns_fd);
 	flows_json(&w, res->flows, res->nflows, o->top);
@@ -172,6 +173,7 @@ static void print_text(const struct replay_result *res, const struct replay_opts
 	putchar('\n');
 	counters_print_table(stdout, c, NULL, NULL, 1);
 	latency_print(stdout, res->latency);
+	reorder_print(stdout, &res->c);
 	flows_print_table(stdout, res->flows, res->nflows, o->top);
 }
 
@@ -229,9 +231,12 @@ static const struct cmd_opt replay_opts[] = {
 	  .help = "one JSON object on stdout: every total (frames, roce, rocev1,\n"
 		  "rocev2_ipv4, rocev2_ipv6, icrc_ok, icrc_bad, icrc_unchecked,\n"
 		  "icrc_skipped, snapped, ...), \"rules\" with every rule id\n"
-		  "(zeros too), \"icrc_all_bad_both_directions\" (true when every ICRC\n"
-		  "checked failed, both ways between two hosts: a capture-path\n"
-		  "artefact, also said in a note in the table form),\n"
+		  "(zeros too), \"reorder\" (the psn_reorder packets by how many\n"
+		  "PSNs behind the newest they came: count, sum_psns, p50_psns,\n"
+		  "p99_psns, buckets of le_psns), \"icrc_all_bad_both_directions\"\n"
+		  "(true when every ICRC checked failed, both ways between two\n"
+		  "hosts: a capture-path artefact, also said in a note in the\n"
+		  "table form),\n"
 		  "\"cm_rej_reasons\" (RDMA CM rejections per reason),\n"
 		  "\"connections\" (each RDMA CM connection learned: state,\n"
 		  "service, both sides' address, QPN and Starting PSN, PMTU,\n"

@@ -87,3 +87,58 @@ void counters_print_table(FILE *f, const struct roceval_counters *c, const doubl
 		fprintf(f, "  %-8s %s\n", severity_name(rule_sevs[i]), rule_descs[i]);
 	}
 }
+
+unsigned int reorder_le(unsigned int b)
+{
+	return 1u << b;
+}
+
+/* The distance of the reordered packet of rank ceil(q * count): its bucket's bound. */
+unsigned int reorder_quantile(const struct roceval_counters *c, double q)
+{
+	unsigned long long total = 0, run = 0;
+
+	for (int b = 0; b < ROCEVAL_REORDER_BUCKETS; b++)
+		total += c->reorder[b];
+	for (int b = 0; b < ROCEVAL_REORDER_BUCKETS && total; b++) {
+		run += c->reorder[b];
+		if ((double)run >= q * (double)total)
+			return reorder_le(b);
+	}
+	return 0;
+}
+
+void reorder_json(struct json_writer *w, const struct roceval_counters *c)
+{
+	unsigned long long n = 0;
+
+	for (int b = 0; b < ROCEVAL_REORDER_BUCKETS; b++)
+		n += c->reorder[b];
+	json_object_begin(w, "reorder");
+	json_u64(w, "count", n);
+	json_u64(w, "sum_psns", c->reorder_sum);
+	json_u64(w, "p50_psns", reorder_quantile(c, 0.5));
+	json_u64(w, "p99_psns", reorder_quantile(c, 0.99));
+	json_array_begin(w, "buckets");
+	for (int b = 0; b < ROCEVAL_REORDER_BUCKETS; b++) {
+		if (!c->reorder[b])
+			continue;
+		json_object_begin(w, NULL);
+		json_u64(w, "le_psns", reorder_le(b));
+		json_u64(w, "count", c->reorder[b]);
+		json_object_end(w);
+	}
+	json_array_end(w);
+	json_object_end(w);
+}
+
+void reorder_print(FILE *f, const struct roceval_counters *c)
+{
+	unsigned long long n = c->rule[RULE_PSN_REORDER];
+
+	if (!n)
+		return;
+	fprintf(f, "\n  %-12s %10s %12s %12s %12s\n", "reordered", "packets", "p50 <=", "p99 <=", "mean");
+	fprintf(f, "  %-12s %10llu %7u PSNs %7u PSNs %7.1f PSNs\n", "distance", n, reorder_quantile(c, 0.5),
+		reorder_quantile(c, 0.99), (double)c->reorder_sum / (double)n);
+}

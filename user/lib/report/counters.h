@@ -24,6 +24,17 @@ void counters_rates_json(struct json_writer *w, const char *key, const double *t
 /* Aligned table; rates (per second) are printed when not NULL. */
 void counters_print_table(FILE *f, const struct roceval_counters *c, const double *total_rates,
 			  const double *rule_rates, int all_rules);
+/*
+ * The psn_reorder packets by how far behind the newest PSN of their flow
+ * they came: bucket b holds distances up to reorder_le(b) PSNs.
+ */
+unsigned int reorder_le(unsigned int b);
+/* The bucket bound the q-th quantile of the distances falls in; 0 when none was counted. */
+unsigned int reorder_quantile(const struct roceval_counters *c, double q);
+/* "reorder": {"count", "sum_psns", "p50_psns", "p99_psns", "buckets": [{"le_psns", "count"}]} */
+void reorder_json(struct json_writer *w, const struct roceval_counters *c);
+/* Under a counters table: the distances' p50, p99 and mean, when any packet was reordered. */
+void reorder_print(FILE *f, const struct roceval_counters *c);
 /* Per-second rates from two readings `secs` apart. */
 void counters_rates(const struct roceval_counters *prev, const struct roceval_counters *cur,
 		    double secs, double *total_rates, double *rule_rates);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cm.h"
+#include "counters.h"
 #include "latency.h"
 #include "prom.h"
 #include "rule_names.h"
@@ -164,6 +165,31 @@ static void write_latency(FILE *f, const struct prom_iface *ifs, int n)
 	}
 }
 
+/* The psn_reorder packets by distance in PSNs, one histogram per interface, cumulative buckets. */
+static void write_reorder(FILE *f, const struct prom_iface *ifs, int n)
+{
+	family(f, "roceval_reorder_distance_psns", "histogram",
+	       "how many PSNs behind the newest of their flow reordered packets came (psn_reorder), "
+	       "within reorder_window");
+	for (int i = 0; i < n; i++) {
+		unsigned long long run = 0;
+
+		if (!ifs[i].c)
+			continue;
+		for (int b = 0; b < ROCEVAL_REORDER_BUCKETS; b++) {
+			run += ifs[i].c->reorder[b];
+			sample_start(f, "roceval_reorder_distance_psns_bucket", ifs[i].ifname);
+			fprintf(f, ",le=\"%u\"} %llu\n", reorder_le(b), run);
+		}
+		sample_start(f, "roceval_reorder_distance_psns_bucket", ifs[i].ifname);
+		fprintf(f, ",le=\"+Inf\"} %llu\n", run);
+		sample_start(f, "roceval_reorder_distance_psns_sum", ifs[i].ifname);
+		fprintf(f, "} %llu\n", (unsigned long long)ifs[i].c->reorder_sum);
+		sample_start(f, "roceval_reorder_distance_psns_count", ifs[i].ifname);
+		fprintf(f, "} %llu\n", run);
+	}
+}
+
 void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 {
 	write_info(f, ifs, n, start_time);
@@ -171,4 +197,5 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 	write_cm_rejections(f, ifs, n);
 	write_violations(f, ifs, n);
 	write_latency(f, ifs, n);
+	write_reorder(f, ifs, n);
 }

@@ -198,6 +198,7 @@ static void stats_json(const struct live_iface *li, const struct stats_report *r
 	retransmission_json(&w, r->c);
 	if (latency)
 		latency_json(&w, latency);
+	reorder_json(&w, r->c);
 	cm_rej_json(&w, li->cm_rej_fd);
 	cm_connections_json(&w, li->cm_conns_fd);
 	json_double(&w, "rates_seconds", r->window, 3);
@@ -237,6 +238,7 @@ int stats_report(const struct live_iface *li, const struct stats_report *r, bool
 		counters_print_table(stdout, r->c, r->total_rates, r->rule_rates, 0);
 		if (li->latency_fd >= 0)
 			latency_print(stdout, lat);
+		reorder_print(stdout, r->c);
 		flows_print_table(stdout, flows, nflows, r->top);
 	}
 	free(flows);

@@ -136,6 +136,10 @@ static void top_build_totals(struct top_screen *sc, const struct live_iface *li,
 		(unsigned long long)c->total[TOTAL_ICRC_OK], (unsigned long long)c->total[TOTAL_ICRC_BAD],
 		(unsigned long long)c->total[TOTAL_ICRC_UNCHECKED],
 		(unsigned long long)c->total[TOTAL_ICRC_SKIPPED], (unsigned long long)c->total[TOTAL_DROPPED]);
+	if (c->rule[RULE_PSN_REORDER])
+		top_add(sc, -1, false, "  reordered %llu, distance p50 <= %u p99 <= %u mean %.1f PSNs",
+			(unsigned long long)c->rule[RULE_PSN_REORDER], reorder_quantile(c, 0.5),
+			reorder_quantile(c, 0.99), (double)c->reorder_sum / (double)c->rule[RULE_PSN_REORDER]);
 }
 
 static void top_build_rules(struct top_screen *sc, const struct top_sample *s, enum top_sort sort)
