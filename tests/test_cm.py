@@ -432,7 +432,7 @@ def test_gen_wrong_start_psn(tmp_path):
 
 
 def test_gen_mismatched_pmtu(tmp_path):
-    s, r = gen_replay(tmp_path, "--seed", "11", "--mismatched-pmtu", "1")
+    s, r = gen_replay(tmp_path, "--seed", "21", "--mismatched-pmtu", "1")
     assert s["injected"]["mismatched_pmtu"] == len(r["connections"]) == 2
     assert {c["pmtu"] for c in r["connections"]} == {512}
     assert nonzero_rules(r)["payload_length"] == s["expected"]["rules"]["payload_length"] > 0

@@ -328,6 +328,7 @@ def test_text_report_shows_the_latencies(tmp_path):
 
 def test_live_latency_counts_as_replay(netns, tmp_path):
     # live, the kernel's clock times the frames: the counts match replay, the buckets need not
+    # (every request timed, latency_sample=1: live, the default times one a round trip a flow)
     c = cm_mad.Conn()
     p = c.b_psn
     frames = c.handshake() + [c.to_b("SEND_ONLY", p + i, 64) for i in range(4)]
@@ -341,7 +342,7 @@ def test_live_latency_counts_as_replay(netns, tmp_path):
     assert {k: v["count"] for k, v in r["latency"].items()} == expected
     assert [r[k] for k in CLOCKS] == [timed, 0, 0, 0, 0]
     st, status = live_stats(netns, tmp_path, frames, lambda: json.loads(
-        run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout))
+        run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout), settings=["latency_sample=1"])
     assert {k: v["count"] for k, v in st["latency"].items()} == expected
     assert sum(b["count"] for b in st["latency"]["ack"]["buckets"]) == 4
     assert st["retransmission"]["packets"] == 0

@@ -26,6 +26,8 @@ STATEFUL |= {"retx_episode", "retx_changed", "retx_uncompared", "retx_timeout", 
              "go_back_early", "go_back_late"}
 # Timer rules judge a retry against when its NAK or its first transmission came: test_latency.py.
 STATEFUL |= {"retx_timeout_early", "rnr_retry_early", "read_rerequest"}
+# Reordering and a READ's PSN count judge a request against the ones before it: test_reorder.py.
+STATEFUL |= {"psn_reorder", "psn_unjudged"}
 
 
 class Case:
