@@ -448,6 +448,26 @@ def test_gen_cm_with_every_fault(tmp_path):
     assert_as_predicted(s, r)
 
 
+@pytest.mark.parametrize("faults", [(), ("--drop", "1%", "--duplicate", "1%", "--reorder", "2%", "--wrong-start-psn",
+                                    "20%", "--mismatched-pmtu", "20%", "--nak-wrong-psn", "5%")],
+                         ids=["clean", "faults"])
+def test_gen_reconnects_on_the_same_qpns(tmp_path, faults):
+    # every RC connection closed half way and made again on its QPNs, at new Starting PSNs
+    s, r = gen_replay(tmp_path, "--seed", "16", "--qps", "6", "-f", "mixed", "--count", "4000", "--reconnect",
+                      *faults)
+    conns = r["connections"]
+    assert len(conns) == s["expected"]["rules"]["cm_established"] == 4
+    assert len({(c["initiator"]["qpn"], c["responder"]["qpn"]) for c in conns}) == 2
+    assert_as_predicted(s, r)
+    if not faults:
+        assert {k for k in nonzero_rules(r)} == {"cm", "cm_established", "cm_rej", "cnp"}
+
+
+def test_gen_reconnect_needs_cm(tmp_path):
+    res = run("gen", "-w", tmp_path / "x.pcap", "--reconnect")
+    assert res.returncode == 2 and "--cm" in res.stderr
+
+
 def test_gen_cm_faults_need_cm(tmp_path):
     res = run("gen", "-w", tmp_path / "x.pcap", "--wrong-start-psn", "1%")
     assert res.returncode == 2 and "--cm" in res.stderr

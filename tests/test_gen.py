@@ -132,6 +132,30 @@ def test_prediction_holds_whether_replay_is_told_the_pmtu_or_learns_it(tmp_path,
         assert_agrees(s, replay_json(path, "--pmtu", "1024"))
 
 
+@pytest.mark.parametrize("depth", ["", ":1", ":6", ":127"])
+def test_reordered_requests_are_counted_exactly(tmp_path, depth):
+    # a swap over k requests of a flow makes k of them late, 1 to k PSNs behind the newest
+    path, s = gen(tmp_path, "--seed", "9", "--count", "3000", "-f", "mixed", "--reorder", f"5%{depth}")
+    swaps, exp = s["injected"]["reorder"], s["expected"]
+    assert swaps >= 20 and {k: v for k, v in s["injected"].items() if v} == {"reorder": swaps}
+    k = int(depth[1:]) if depth else 3
+    assert swaps <= exp["rules"]["psn_reorder"] <= k * swaps
+    assert max(b["le_psns"] for b in exp["reorder"]["buckets"]) >= min(k, 2)
+    r = replay_json(path)
+    assert_agrees(s, r)
+    assert {k: r["reorder"][k] for k in ("count", "sum_psns", "buckets")} == exp["reorder"]
+    assert nonzero_rules(r) == {"psn_reorder": exp["rules"]["psn_reorder"], "cnp": exp["rules"]["cnp"]}
+    # strictly (reorder_window=0) the same frames read as losses, duplicates and timeouts
+    strict = nonzero_rules(replay_json(path, "--set", "reorder_window=0"))
+    assert strict["psn_gap"] == swaps and strict["psn_duplicate"] == exp["rules"]["psn_reorder"]
+
+
+def test_reorder_option(tmp_path):
+    for bad in ("5%:0", "5%:128", "5%:x", "x", "5%:3:4"):
+        res = run("gen", "-w", tmp_path / "x.pcap", "--reorder", bad)
+        assert res.returncode == 2 and "--reorder wants a rate" in res.stderr, bad
+
+
 def test_variant_mutations_are_never_flagged(tmp_path):
     path, s = gen(tmp_path, "--seed", "12", "--count", "3000", "-f", "mixed",
                   "--mutate-variant", "0.3")
@@ -148,10 +172,12 @@ def test_variant_mutations_are_never_flagged(tmp_path):
 def test_all_faults_together(tmp_path):
     rates = [f"--{opt}" for opt, _, _ in FAULTS] + ["--mutate-variant"]
     args = [a for opt in rates for a in (opt, RARE.get(opt, "1%"))]
-    path, s = gen(tmp_path, "--seed", "15", "--count", "8000", "-f", "mixed", "--vlan", "7", *args)
+    path, s = gen(tmp_path, "--seed", "15", "--count", "8000", "-f", "mixed", "--vlan", "7", *args,
+                  "--reorder", "2%:5")
     assert all(v > 0 for v in s["injected"].values()), s["injected"]
     r = replay_json(path)
     assert_agrees(s, r)
+    assert {k: r["reorder"][k] for k in ("count", "sum_psns", "buckets")} == s["expected"]["reorder"]
     assert r["rules"]["icrc"] == s["injected"]["corrupt_icrc"] + s["injected"]["flip_invariant"]
 
 
@@ -285,7 +311,7 @@ def test_live_counts_match_the_summary(netns, mode):
     run("attach", netns.if_rx, "--mode", mode, netns=netns.rx, check=True)
     rates = [a for opt, _, _ in FAULTS for a in (f"--{opt}", RARE.get(f"--{opt}", "1%"))]
     res = run("gen", "-i", netns.if_tx, "--rate", "20000", "--count", "3000", "--seed", "33",
-              "-f", "mixed", "--mutate-variant", "1%", *rates, "--json", "--quiet",
+              "-f", "mixed", "--mutate-variant", "1%", "--reorder", "2%", *rates, "--json", "--quiet",
               "--mac", f"{netns.mac(netns.tx, netns.if_tx)},{netns.mac(netns.rx, netns.if_rx)}",
               netns=netns.tx, check=True)
     s = json.loads(res.stdout)
@@ -293,11 +319,14 @@ def test_live_counts_match_the_summary(netns, mode):
     deadline = time.monotonic() + 10
     while True:
         st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
-        if st["roce"] >= s["expected"]["roce"] or time.monotonic() > deadline:
+        # a loss is settled once its flow has been idle for reorder_time (1 ms), by a timer
+        settled = st["rules"]["psn_gap"] >= s["expected"]["rules"]["psn_gap"]
+        if (st["roce"] >= s["expected"]["roce"] and settled) or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     # "frames" also counts the IPv6 neighbour discovery the veth carries
     assert_agrees(s, st, totals=TOTALS[1:])
+    assert {k: st["reorder"][k] for k in ("count", "sum_psns", "buckets")} == s["expected"]["reorder"]
     run("detach", netns.if_rx, netns=netns.rx, check=True)
 
 

@@ -44,6 +44,24 @@ static int parse_rate(const char *s, double *out)
 	return 0;
 }
 
+/* --reorder RATE[:D] */
+static int reorder_option(struct gen *g, const char *arg)
+{
+	char rate[64], *colon;
+
+	snprintf(rate, sizeof(rate), "%s", arg);
+	colon = strchr(rate, ':');
+	if (colon)
+		*colon++ = 0;
+	g->reorder_depth = GEN_REORDER_DEPTH;
+	if (parse_rate(rate, &g->rate[F_REORDER]) ||
+	    (colon && (!parse_u32(colon, GEN_REORDER_DEPTH_MAX, &g->reorder_depth) || !g->reorder_depth)))
+		return command_usage_error(&cmd_gen, "--reorder wants a rate from 0 to 1 (or 0%% to 100%%), and "
+					   "after a colon how many requests later at most, 1 to %u: '%s'",
+					   GEN_REORDER_DEPTH_MAX, arg);
+	return 0;
+}
+
 /* "A,B": two endpoint values of one kind. */
 static int parse_pair(const char *s, int (*one)(const char *, uint8_t *), uint8_t out[2][16])
 {
@@ -112,6 +130,7 @@ enum {
 	OPT_PKEY,
 	OPT_QUIET,
 	OPT_CM,
+	OPT_RECONNECT,
 	OPT_ACK_DELAY,
 	OPT_FAULT, /* + enum fault */
 };
@@ -174,6 +193,9 @@ static int traffic_option(struct gen *g, struct gen_cli *cli, int opt, const cha
 		return 0;
 	case OPT_CM:
 		g->cm = true;
+		return 0;
+	case OPT_RECONNECT:
+		g->reconnect = true;
 		return 0;
 	case OPT_ACK_DELAY:
 		if (!parse_u64(arg, 10000000, &v))
@@ -242,6 +264,8 @@ static int run_option(struct gen *g, struct gen_out *o, struct gen_cli *cli, int
 	}
 	if (opt < OPT_FAULT || opt >= OPT_FAULT + F__COUNT)
 		return NOT_MINE;
+	if (opt == OPT_FAULT + F_REORDER)
+		return reorder_option(g, arg);
 	if (parse_rate(arg, &g->rate[opt - OPT_FAULT]))
 		return command_usage_error(&cmd_gen, "--%s wants a rate from 0 to 1 (or 0%% to 100%%): '%s'",
 					   gen_faults[opt - OPT_FAULT].opt, arg);
@@ -259,6 +283,8 @@ static int check_options(const struct gen *g, const struct gen_out *o, const str
 		return command_usage_error(&cmd_gen, "--rate applies to -i IFACE only");
 	for (int i = 0; i < F__COUNT; i++)
 		total_rate += g->rate[i];
+	if (g->reconnect && !g->cm)
+		return command_usage_error(&cmd_gen, "--reconnect makes the RDMA CM connections again: add --cm");
 	if ((g->rate[F_START_PSN] || g->rate[F_CM_PMTU]) && !g->cm)
 		return command_usage_error(&cmd_gen, "--%s and --%s fault RDMA CM messages: add --cm",
 					   gen_faults[F_START_PSN].opt, gen_faults[F_CM_PMTU].opt);
@@ -523,6 +549,12 @@ static const struct cmd_opt gen_opts[] = {
 		  "announces an ACK timeout of 4.2 ms (t = 10); a resent RC\n"
 		  "request waits 5 ms first, as a requester's timer would\n"
 		  "make it (into a capture: its timestamps move on)" },
+	{ .name = "reconnect", .key = OPT_RECONNECT, .arg = no_argument,
+	  .help = "(with --cm) half way through, close every RC connection\n"
+		  "(DREQ, DREP) and connect it again on the same QPNs, each\n"
+		  "side's requests starting at a new Starting PSN behind where\n"
+		  "they left off, as rxe and many NICs reuse a closed QP's\n"
+		  "number: the new connection is judged afresh" },
 	{ .name = "ack-delay", .key = OPT_ACK_DELAY, .arg = required_argument, .meta = "USEC",
 	  .help = "every RC ACK comes USEC microseconds late: live, gen waits;\n"
 		  "in a capture, frames are a microsecond apart and each ACK\n"
@@ -579,6 +611,13 @@ static const struct cmd_opt gen_opts[] = {
 		  "requester resends from the packet before it (also\n"
 		  "psn_gap, nak_psn, 3 psn_duplicate, retx_episode,\n"
 		  "retx_uncompared)                                  -> go_back_early" },
+	{ .name = "reorder", .key = OPT_FAULT + F_REORDER, .arg = required_argument, .meta = "RATE[:D]",
+	  .help = "an RC/UC request (not a READ, not its flow's first)\n"
+		  "swapped with one of the next D of its flow (default\n"
+		  "3, at most 127; requests of one side in a row, no\n"
+		  "READ), sent a microsecond apart: the first jumps, the\n"
+		  "others come 1 to k PSNs behind it (\"expected\" gives\n"
+		  "their distances as replay's \"reorder\")  -> psn_reorder" },
 	{ FAULT("bad-opcode", BAD_OPCODE),
 	  .help = "adds a frame with an opcode reserved for the\n"
 		  "transport, on a QP of its own                     -> opcode" },

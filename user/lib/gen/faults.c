@@ -72,12 +72,14 @@ static void fill_spec(struct gen *g, const struct conn *c, const struct desc *d,
 /* A CM MAD gets only the faults of what it announces. */
 static bool cm_fault_eligible(const struct conn *c, const struct desc *d, int f)
 {
+	int conn = !!(d->flags & DF_CM_AGAIN);
+
 	if (d->flags & DF_CM_REJECTED)
 		return false;
 	if (f == F_START_PSN) /* counted by the first request to the side it announces for */
-		return (d->cm_attr == CM_ATTR_REQ && c->gets_request[0]) ||
-		       (d->cm_attr == CM_ATTR_REP && c->gets_request[1]);
-	return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ && !c->read_before_pmtu;
+		return (d->cm_attr == CM_ATTR_REQ && c->gets_request[conn][0]) ||
+		       (d->cm_attr == CM_ATTR_REP && c->gets_request[conn][1]);
+	return f == F_CM_PMTU && d->cm_attr == CM_ATTR_REQ && !c->read_before_pmtu[conn];
 }
 
 /* F_NAK_WRONG and F_GO_BACK_0: a loss the responder NAKs. */
@@ -104,6 +106,30 @@ static bool nak_fault_eligible(const struct conn *c, const struct desc *d, const
 	/* go-back-0 resends the request packet before it too: a SEND or WRITE packet, sent as planned */
 	return f == F_NAK_WRONG ||
 	       (c->last_req_ok[d->side] && c->last_req[d->side].psn == ((d->psn - 1) & ROCE_PSN_MASK));
+}
+
+/*
+ * --reorder: how many requests after d (c's next packets) it may be swapped
+ * with, up to D: requests of the same side in a row, none a READ (a READ
+ * takes as many PSNs as it has responses), so that the span has
+ * consecutive PSNs and nothing of the other side's between.  d is neither
+ * a READ nor its flow's first request (which only sets expectations).
+ */
+static uint32_t reorder_span(const struct gen *g, const struct conn *c, const struct desc *d)
+{
+	uint32_t k = 0;
+
+	if (!(d->flags & DF_REQUEST) || (d->flags & DF_FIRST_REQ) || roce_ops[d->opcode & 0x1F].family == FAM_READ_REQ ||
+	    (d->opcode >> 5 != ROCE_TR_RC && d->opcode >> 5 != ROCE_TR_UC))
+		return 0;
+	while (k < g->reorder_depth && c->next + k < c->n) {
+		const struct desc *e = &c->d[c->next + k];
+
+		if (e->side != d->side || !(e->flags & DF_REQUEST) || roce_ops[e->opcode & 0x1F].family == FAM_READ_REQ)
+			break;
+		k++;
+	}
+	return k;
 }
 
 static bool fault_eligible(const struct gen *g, const struct conn *c, const struct desc *d, int f)
@@ -151,6 +177,8 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 		/* a reliable request with payload, so the retry can carry other data */
 		return (d->flags & DF_REQUEST) && op->position == POS_ONLY && d->opcode >> 5 == ROCE_TR_RC &&
 		       (op->family == FAM_SEND || op->family == FAM_WRITE) && d->len;
+	case F_REORDER:
+		return reorder_span(g, c, d) > 0;
 	case F_BAD_OPCODE:
 		return !cnp;
 	case F_BAD_PAD:
@@ -357,8 +385,10 @@ static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struc
 {
 	static uint8_t frame[PKT_MAX_FRAME], mad[CM_MAD_LEN];
 	uint8_t *m = mad + CM_MAD_HDR_LEN;
-	/* the rejected attempt has its own communication id */
-	uint32_t comm = c->comm[0] ^ (d->flags & DF_CM_REJECTED ? 0x80000000u : 0);
+	/* the rejected attempt, and a connection made again, have communication ids of their own */
+	uint32_t again = d->flags & DF_CM_AGAIN ? 0x40000000u : 0;
+	uint32_t comm = c->comm[0] ^ (d->flags & DF_CM_REJECTED ? 0x80000000u : 0) ^ again;
+	uint32_t comm_rsp = c->comm[1] ^ again;
 	uint32_t psn, pmtu = g->pmtu;
 	struct pkt_layout lay;
 	struct pkt_spec s;
@@ -375,7 +405,7 @@ static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struc
 	put16(mad + CM_MAD_ATTR, d->cm_attr);
 	switch (d->cm_attr) {
 	case CM_ATTR_REQ:
-		psn = c->psn0[1];
+		psn = d->psn;
 		if (f == F_START_PSN)
 			psn += 1 + rnd_below(&g->fault_rng, 1000);
 		if (f == F_CM_PMTU)
@@ -392,10 +422,10 @@ static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struc
 		m[CM_REQ_ACK_TIMEOUT] = GEN_CM_ACK_TIMEOUT << 3;
 		break;
 	case CM_ATTR_REP:
-		psn = c->psn0[0];
+		psn = d->psn;
 		if (f == F_START_PSN)
 			psn += 1 + rnd_below(&g->fault_rng, 1000);
-		put32(m + CM_LOCAL_COMM_ID, c->comm[1]);
+		put32(m + CM_LOCAL_COMM_ID, comm_rsp);
 		put32(m + CM_REMOTE_COMM_ID, comm);
 		put32(m + CM_REP_LOCAL_QPN, c->qpn[1] << 8);
 		put32(m + CM_REP_START_PSN, (psn & ROCE_PSN_MASK) << 8);
@@ -413,12 +443,12 @@ static int send_cm(struct gen *g, struct gen_out *o, struct conn *c, const struc
 		/* fall through */
 	case CM_ATTR_DREQ:
 		put32(m + CM_LOCAL_COMM_ID, comm);
-		put32(m + CM_REMOTE_COMM_ID, c->comm[1]);
+		put32(m + CM_REMOTE_COMM_ID, comm_rsp);
 		if (d->cm_attr == CM_ATTR_DREQ)
 			put32(m + CM_DREQ_REMOTE_QPN, c->qpn[1] << 8);
 		break;
 	case CM_ATTR_DREP:
-		put32(m + CM_LOCAL_COMM_ID, c->comm[1]);
+		put32(m + CM_LOCAL_COMM_ID, comm_rsp);
 		put32(m + CM_REMOTE_COMM_ID, comm);
 		break;
 	}
@@ -540,15 +570,16 @@ static void damage(struct gen *g, const struct conn *c, const struct desc *d, ui
 	}
 }
 
-int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
+/* d, built and written with the fault f (or F_NONE), and what the fault adds. */
+static int send_desc(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d, int f)
 {
 	static uint8_t frame[PKT_MAX_FRAME], payload[ROCE_PMTU_MAX + 8];
 	uint64_t drng = desc_rng(g, d);
 	const struct roce_op *op = &roce_ops[d->opcode & 0x1F];
 	struct pkt_layout lay;
 	struct pkt_spec s;
-	int f = pick_fault(g, c, d), err;
 	size_t len;
+	int err;
 
 	if (d->flags & DF_REQUEST)
 		c->prev_dropped[d->side] = f == F_DROP || f == F_NAK_WRONG || f == F_GO_BACK_0;
@@ -605,4 +636,40 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 	if (!err && f == F_BAD_OPCODE)
 		err = send_reserved_opcode(g, o, c, d, frame, payload, &g->fault_rng);
 	return err;
+}
+
+/*
+ * --reorder: d and the k requests after it go as one burst, the last of
+ * them first and d last, each a microsecond after the one before: the
+ * first jumps k PSNs ahead, and the k others fill the holes it left, k to 1
+ * PSNs behind the newest.  roceval counts each psn_reorder, none lost.
+ */
+static int send_reordered(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
+{
+	uint32_t k = 1 + rnd_below(&g->fault_rng, reorder_span(g, c, d));
+	size_t first = c->next;
+	int err;
+
+	c->next += k;
+	err = send_desc(g, o, c, &c->d[first + k - 1], F_NONE);
+	for (uint32_t i = 0; i + 1 < k && !err; i++)
+		err = send_desc(g, o, c, &c->d[first + i], F_NONE);
+	if (!err)
+		err = send_desc(g, o, c, d, F_NONE);
+	for (uint32_t dist = 1; dist <= k; dist++)
+		g->reorder[roceval_reorder_bucket(dist)]++;
+	g->reorder_packets += k;
+	g->reorder_sum += (uint64_t)k * (k + 1) / 2;
+	return err;
+}
+
+int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
+{
+	int f = pick_fault(g, c, d);
+
+	if (f == F_REORDER) {
+		g->injected[f]++;
+		return send_reordered(g, o, c, d);
+	}
+	return send_desc(g, o, c, d, f);
 }

@@ -38,6 +38,7 @@
 	X(RNR_EARLY, "rnr-early", "rnr_early", RULE_RNR_RETRY_EARLY)                          \
 	X(NAK_WRONG, "nak-wrong-psn", "nak_wrong_psn", RULE_NAK_PSN_WRONG)                    \
 	X(GO_BACK_0, "go-back-0", "go_back_0", RULE_GO_BACK_EARLY)                            \
+	X(REORDER, "reorder", "reorder", RULE_PSN_REORDER)                                   \
 	X(BAD_OPCODE, "bad-opcode", "bad_opcode", RULE_OPCODE)                               \
 	X(BAD_PAD, "bad-pad", "bad_pad", RULE_PAD)                                           \
 	X(SE, "se-misuse", "se_misuse", RULE_SE)                                             \
@@ -76,6 +77,10 @@ extern const char *const gen_mutation_names[M__COUNT];
 enum kind { K_SEND, K_WRITE, K_READ, K_ATOMIC, K_UC, K_UD, K_CNP, K__COUNT };
 extern const char *const gen_kind_names[K__COUNT];
 
+/* --reorder's D when not given, and at most (within roceval's default reorder window). */
+#define GEN_REORDER_DEPTH 3
+#define GEN_REORDER_DEPTH_MAX ROCEVAL_REORDER_DEFAULT
+
 /* The plan is held in memory (32 bytes a packet) so flows' first and last requests are known. */
 #define GEN_MAX_FRAMES 10000000u
 
@@ -86,6 +91,7 @@ extern const char *const gen_kind_names[K__COUNT];
 #define DF_LAST_REQ 0x10  /* last request of its flow */
 #define DF_CM 0x20	  /* an RDMA CM MAD (d->cm_attr) on QP1 */
 #define DF_CM_REJECTED 0x40 /* of the connection attempt --cm has rejected */
+#define DF_CM_AGAIN 0x80 /* of the connection --reconnect makes again on the same QPNs */
 
 /*
  * The ACK timeout the REQ announces, 4.096 us << 10 = 4.2 ms, and how long a
@@ -125,13 +131,13 @@ struct conn {
 	uint32_t psn0[2];	/* each side's first request PSN: what the other side announces */
 	uint32_t comm[2];	/* each side's Local Communication ID */
 	uint32_t cm_pmtu;	/* PMTU the REQ announced, once it is sent */
-	bool gets_request[2];	/* the side receives at least one request */
+	bool gets_request[2][2]; /* per connection (--reconnect: two), the side receives a request */
 	/*
 	 * A side sends a READ before its flow shows the PMTU (a FIRST or MIDDLE
 	 * packet): roceval counts that READ's PSNs by the PMTU the REQ
 	 * announced, so --mismatched-pmtu would move every PSN after it.
 	 */
-	bool read_before_pmtu;
+	bool read_before_pmtu[2]; /* per connection (--reconnect: two) */
 	/* the planned packets, and how far sending has got */
 	struct desc *d;
 	size_t n, cap, next;
@@ -163,12 +169,15 @@ struct gen {
 	uint64_t count, messages;
 	uint32_t pmtu, max_size, nqps, kinds, pkey;
 	bool cm; /* RDMA CM handshakes around the RC conversations */
+	bool reconnect;	  /* --reconnect: half way, every RC connection closed and made again */
+	bool reconnected; /* the plan has got past that point */
 	uint64_t ack_delay_ns; /* each RC ACK waits this long first */
 	int family; /* 4, 6 or 0 for mixed */
 	int vlan;
 	uint8_t mac[2][6];
 	uint8_t addr4[2][16], addr6[2][16];
 	double rate[F__COUNT];
+	uint32_t reorder_depth; /* --reorder P:D: a request swapped with one up to D requests later */
 	/* state */
 	uint64_t plan_rng, merge_rng, fault_rng;
 	uint64_t ndesc;
@@ -183,6 +192,9 @@ struct gen {
 	uint64_t retx_episodes;	  /* resent RC requests: each opens an episode */
 	uint64_t retx_uncompared; /* of them, READ requests (never compared) */
 	uint64_t retx_after_nak;  /* of them, after a NAK (--rnr-early, --nak-wrong-psn, --go-back-0) */
+	/* --reorder: the requests that came late, and how far behind the newest (roceval_counters') */
+	uint64_t reorder[ROCEVAL_REORDER_BUCKETS];
+	uint64_t reorder_packets, reorder_sum;
 	uint64_t injected[F__COUNT];
 	uint64_t mutated[M__COUNT];
 };

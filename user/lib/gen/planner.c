@@ -252,12 +252,52 @@ int gen_setup_conns(struct gen *g)
 	return 0;
 }
 
+/* A CM MAD; a REQ or REP holds, as its PSN, the Starting PSN it announces. */
 static int push_cm(struct gen *g, struct conn *c, uint8_t side, uint8_t attr, uint8_t flags)
 {
-	int err = push(g, c, side, ROCE_OPCODE_UD_SEND_ONLY, 0, CM_MAD_LEN, DF_CM | flags);
+	uint32_t psn = attr == CM_ATTR_REQ ? c->psn0[1] : attr == CM_ATTR_REP ? c->psn0[0] : 0;
+	int err = push(g, c, side, ROCE_OPCODE_UD_SEND_ONLY, psn, CM_MAD_LEN,
+		       DF_CM | flags | (g->reconnected ? DF_CM_AGAIN : 0));
 
 	if (!err)
 		last(c)->cm_attr = attr;
+	return err;
+}
+
+/*
+ * --reconnect: every RC connection, its ACKs owed sent, is closed (DREQ,
+ * DREP) and connected again on the same QPNs, as rxe and many NICs reuse
+ * them, each side's requests starting over at a new Starting PSN behind
+ * where the closed connection's left off, its MSNs from 0.
+ */
+static int plan_reconnect(struct gen *g)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < g->nqps && !err; i++) {
+		struct conn *c = &g->conns[i];
+
+		if (c->transport == ROCE_TR_RC)
+			err = ack(g, c, 0) ?: ack(g, c, 1) ?: push_cm(g, c, 0, CM_ATTR_DREQ, 0) ?:
+			      push_cm(g, c, 1, CM_ATTR_DREP, 0);
+	}
+	g->reconnected = true;
+	for (uint32_t i = 0; i < g->nqps && !err; i++) {
+		struct conn *c = &g->conns[i];
+
+		if (c->transport != ROCE_TR_RC)
+			continue;
+		for (int side = 0; side < 2; side++) {
+			/* from the seed but not the plan's stream, as the communication ids */
+			uint32_t back = 1000 + (uint32_t)(((g->seed + 3 + 2 * i + side) * 0x9E3779B97F4A7C15ULL) >> 52);
+
+			c->psn[side] = (c->psn[side] - back) & ROCE_PSN_MASK;
+			c->psn0[side] = c->psn[side];
+			c->msn[side] = 0;
+		}
+		err = push_cm(g, c, 0, CM_ATTR_REQ, 0) ?: push_cm(g, c, 1, CM_ATTR_REP, 0) ?:
+		      push_cm(g, c, 0, CM_ATTR_RTU, 0);
+	}
 	return err;
 }
 
@@ -290,19 +330,56 @@ static int plan_cm(struct gen *g, bool open)
 	return err;
 }
 
+/* A reconnection's REQ: what follows belongs to the connection made again. */
+static bool starts_again(const struct desc *d)
+{
+	return (d->flags & DF_CM_AGAIN) && d->cm_attr == CM_ATTR_REQ;
+}
+
+/* Each connection's first and last request of each side, and whether the side receives one. */
+static void mark_first_last(struct conn *c)
+{
+	for (int conn = 0; conn < 2; conn++) {
+		for (int side = 0; side < 2; side++) {
+			struct desc *first = NULL, *lastd = NULL;
+			int at = 0;
+
+			for (size_t j = 0; j < c->n; j++) {
+				at += starts_again(&c->d[j]);
+				if (at != conn || c->d[j].side != side || !(c->d[j].flags & DF_REQUEST))
+					continue;
+				if (!first)
+					first = &c->d[j];
+				lastd = &c->d[j];
+			}
+			if (first) {
+				first->flags |= DF_FIRST_REQ;
+				lastd->flags |= DF_LAST_REQ;
+				c->gets_request[conn][!side] = true;
+			}
+		}
+	}
+}
+
 static void mark_read_before_pmtu(struct conn *c)
 {
 	bool shown[2] = { false, false };
+	int conn = 0;
 
 	for (size_t j = 0; j < c->n; j++) {
 		const struct roce_op *op = &roce_ops[c->d[j].opcode & 0x1F];
 
+		/* a new connection's flows start afresh, PMTU and all */
+		if (starts_again(&c->d[j])) {
+			conn = 1;
+			shown[0] = shown[1] = false;
+		}
 		if ((c->d[j].flags & DF_CM) || c->d[j].opcode >> 5 != ROCE_TR_RC)
 			continue;
 		if (op->payload == PL_PMTU)
 			shown[c->d[j].side] = true;
 		else if (op->family == FAM_READ_REQ && !shown[c->d[j].side])
-			c->read_before_pmtu = true;
+			c->read_before_pmtu[conn] = true;
 	}
 }
 
@@ -315,7 +392,14 @@ int gen_plan(struct gen *g)
 		return err;
 
 	while (g->messages ? msgs < g->messages : frames < g->count) {
-		int n = plan_message(g);
+		int n;
+
+		if (g->reconnect && !g->reconnected && (g->messages ? 2 * msgs >= g->messages : 2 * frames >= g->count)) {
+			err = plan_reconnect(g);
+			if (err)
+				return err;
+		}
+		n = plan_message(g);
 
 		if (n < 0)
 			return n;
@@ -328,24 +412,12 @@ int gen_plan(struct gen *g)
 		struct conn *c = &g->conns[i];
 
 		for (int side = 0; side < 2; side++) {
-			struct desc *first = NULL, *lastd = NULL;
 			int err = c->transport == ROCE_TR_RC ? ack(g, c, side) : 0;
 
 			if (err)
 				return err;
-			for (size_t j = 0; j < c->n; j++) {
-				if (c->d[j].side != side || !(c->d[j].flags & DF_REQUEST))
-					continue;
-				if (!first)
-					first = &c->d[j];
-				lastd = &c->d[j];
-			}
-			if (first) {
-				first->flags |= DF_FIRST_REQ;
-				lastd->flags |= DF_LAST_REQ;
-				c->gets_request[!side] = true;
-			}
 		}
+		mark_first_last(c);
 		mark_read_before_pmtu(c);
 	}
 	return g->cm ? plan_cm(g, false) : 0;

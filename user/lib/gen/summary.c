@@ -22,8 +22,10 @@ static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool k
 		known[r] = true;
 	}
 	for (int f = 0; f < F__COUNT; f++)
-		if (gen_faults[f].rule >= 0 && f != F_CM_PMTU)
+		if (gen_faults[f].rule >= 0 && f != F_CM_PMTU && f != F_REORDER)
 			exp[gen_faults[f].rule] += g->injected[f];
+	/* a swap over k requests makes k of them late */
+	exp[RULE_PSN_REORDER] += g->reorder_packets;
 	exp[RULE_PAYLOAD_LENGTH] += g->pmtu_breaks;
 	exp[RULE_PSN_DUPLICATE] += g->injected[F_RETX_CHANGED] + g->injected[F_RNR_EARLY];
 	exp[RULE_NAK_RNR] += g->injected[F_RNR_EARLY];
@@ -47,6 +49,25 @@ static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool k
 	known[RULE_OPCODE_SEQUENCE] = !g->first_last_drops;
 	known[RULE_FLOW_EVICTED] = false; /* depends on the flow table's size */
 	return (int)exp[RULE_ICRC];
+}
+
+/* The distances of the requests --reorder made late, as replay's "reorder" gives them. */
+static void expected_reorder(struct json_writer *w, const struct gen *g)
+{
+	json_object_begin(w, "reorder");
+	json_u64(w, "count", g->reorder_packets);
+	json_u64(w, "sum_psns", g->reorder_sum);
+	json_array_begin(w, "buckets");
+	for (int b = 0; b < ROCEVAL_REORDER_BUCKETS; b++) {
+		if (!g->reorder[b])
+			continue;
+		json_object_begin(w, NULL);
+		json_u64(w, "le_psns", 1u << b);
+		json_u64(w, "count", g->reorder[b]);
+		json_object_end(w);
+	}
+	json_array_end(w);
+	json_object_end(w);
 }
 
 /* The CM faults exist only with --cm: without it the summary stays as it always was. */
@@ -87,6 +108,7 @@ void gen_summary_json(FILE *f, const struct gen *g, const struct gen_out *o)
 		if (known[r])
 			json_u64(&w, rule_ids[r], exp[r]);
 	json_object_end(&w);
+	expected_reorder(&w, g);
 	json_object_end(&w);
 	json_object_end(&w);
 	json_end(&w);
@@ -105,8 +127,10 @@ void gen_summary_text(FILE *f, const struct gen *g, const struct gen_out *o, con
 		if (!fault_shown(g, i))
 			continue;
 		fprintf(f, "%-16s %8llu  ", gen_faults[i].opt, (unsigned long long)g->injected[i]);
-		if (i == F_CM_PMTU) {
-			fprintf(f, "%s (%llu frames)\n", rule_ids[gen_faults[i].rule], (unsigned long long)g->pmtu_breaks);
+		if (i == F_CM_PMTU || i == F_REORDER) {
+			fprintf(f, "%s (%llu %s)\n", rule_ids[gen_faults[i].rule],
+				(unsigned long long)(i == F_CM_PMTU ? g->pmtu_breaks : g->reorder_packets),
+				i == F_CM_PMTU ? "frames" : "requests late");
 			continue;
 		}
 		if (gen_faults[i].rule >= 0) {
