@@ -14,7 +14,7 @@ import pytest
 
 import cm_mad
 import roce
-from conftest import live_stats, nonzero_rules, pin_dir, replay, run
+from conftest import live_stats, nonzero_rules, pin_dir, replay, run, wait_for
 
 # the totals that say which clock timed the frames, in the order of the total table
 CLOCKS = ("timed_capture", "timed_kernel", "timed_nic", "untimed", "latency_skipped")
@@ -401,6 +401,44 @@ def test_latency_sample_flow_times_a_request_when_none_of_its_flow_awaits_an_ans
     # a replay's time is free: all 14 requests are timed, and the 5 ACKs that answered them
     r = replay(tmp_path, frames, "--set", "latency_sample=flow")
     assert [r[k] for k in CLOCKS] == [19, 0, 0, 0, 0]
+
+
+def live_ack_latency(netns, settings):
+    """The ack histogram and the timed and skipped totals of generated traffic whose ACKs come 3 ms
+    late, sent live into an attachment made with settings."""
+    run("attach", netns.if_rx, *settings, netns=netns.rx, check=True)
+    try:
+        res = run("gen", "-i", netns.if_tx, "--rate", "20000", "--count", "1200", "--seed", "4", "--qps", "2",
+                  "--traffic", "send,write", "--ack-delay", "3000", "--json", "--quiet",
+                  "--mac", f"{netns.mac(netns.tx, netns.if_tx)},{netns.mac(netns.rx, netns.if_rx)}",
+                  netns=netns.tx, check=True)
+        frames = json.loads(res.stdout)["frames"]
+        assert wait_for(lambda: json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx,
+                                                check=True).stdout)["roce"] >= frames)
+        st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+        status = json.loads(run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    status = status[0] if isinstance(status, list) else status
+    return st["latency"]["ack"], st["timed_kernel"], st["latency_skipped"], status["settings"]["latency_sample"]
+
+
+def test_live_defaults_to_flow_sampling_and_its_histogram_agrees(netns):
+    # live, a flow's new request is timed only when none of its timed ones awaits an answer: the
+    # default, as it costs a clock read a round trip, not a request; its ACK latencies are
+    # distributed as those of every request timed (latency_sample=1), the ACKs all 3 ms late
+    flow, timed_flow, skipped_flow, default = live_ack_latency(netns, [])
+    every, timed_every, skipped_every, one = live_ack_latency(netns, ["latency_sample=1"])
+    assert (default, one) == ("flow", "1")
+    assert skipped_every == 0 and skipped_flow > 0 and timed_flow < timed_every
+    assert 100 < flow["count"] < every["count"]
+    share = [{b["le_ns"]: b["count"] / h["count"] for b in h["buckets"]} for h in (flow, every)]
+    mode = [max(x, key=x.get) for x in share]
+    assert mode[0] == mode[1] == bucket(3000 * 1000 + 1)
+    # total variation distance between the two histograms
+    assert sum(abs(share[0].get(le, 0) - share[1].get(le, 0)) for le in set(share[0]) | set(share[1])) / 2 < 0.15
+    mean = [h["sum_ns"] / h["count"] for h in (flow, every)]
+    assert abs(mean[0] - mean[1]) < 0.2 * mean[1]
 
 
 @pytest.mark.parametrize("mode", ["native", "generic", "tc"])

@@ -243,10 +243,10 @@ static int measure_flows(struct bench_pass_bpf *pass, const struct frame *f, con
 
 /*
  * What the kernel's clock costs an attached program: a new request timed
- * (latency_sample=1, the default) and not (latency_sample never due), a
+ * (latency_sample=1, every request) and not (latency_sample never due), a
  * frame a test run of the live program; a replay times frames by the
- * capture instead.  Then latency_sample=flow on the same stream, whose
- * requests nothing answers: one in 9 reads the clock.  The other figures
+ * capture instead.  Then latency_sample=flow, live attachments' default, on
+ * the same stream, whose requests nothing answers: one in 9 reads the clock.  The other figures
  * of these runs are the test run's cold caches: only differences are
  * reported.
  */
@@ -411,7 +411,7 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	printf("%9s %8s %9s %9s\n", "baseline", "headers", "hdr-base", "ack-base");
 	printf("%9.1f %8.1f %9.1f %9.1f\n", flows_ns[NSWEEP][0], flows_ns[NSWEEP][1],
 	       flows_ns[NSWEEP][1] - flows_ns[NSWEEP][0], ack_over_baseline(flows_ns));
-	printf("\nTiming a new request by the kernel's clock, live (latency_sample=1, the default,\n"
+	printf("\nTiming a new request by the kernel's clock, live (latency_sample=1, every request,\n"
 	       "against never): %.1f ns a request; latency_sample=flow, no request answered: %.1f\n",
 	       clock_ns[CLOCK_EVERY], clock_ns[CLOCK_FLOW]);
 	printf("\nicrc/zlib = (full - headers) / zlib; hdr-base = headers - baseline.\n"
@@ -618,9 +618,9 @@ const struct command cmd_bench = {
 		"such ACKs their requests are no longer looked for.  Last, what timing a new\n"
 		"request by the kernel's clock costs an attached program (latency_sample=1 against\n"
 		"never; a replay times frames by the capture, for free), from single-frame runs of\n"
-		"the live program, and what latency_sample=flow costs against never where no\n"
-		"request is answered (one in 9 is timed).  No other figure includes that clock:\n"
-		"their runs time frames by the time a replay record carries.\n\n"
+		"the live program, and what latency_sample=flow (the default) costs against never\n"
+		"where no request is answered (one in 9 is timed).  No other figure includes that\n"
+		"clock: their runs time frames by the time a replay record carries.\n\n"
 		"Each figure is the median over the rounds of the kernel's average time per run.\n"
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
 		"and no rule broken; after it, every steady flow must have counted each of its\n"
