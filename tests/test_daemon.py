@@ -216,15 +216,26 @@ def test_latency_histograms(netns, daemons, tmp_path):
     frames = c.handshake() + [c.to_b("SEND_ONLY", p + i, 64) for i in range(3)]
     frames += [c.to_a("ACKNOWLEDGE", p + 2), c.to_b("RDMA_READ_REQUEST", p + 3, 0, dmalen=64),
                c.to_a("RDMA_READ_RESPONSE_ONLY", p + 3, 64)]
+    # and two SENDs the other way round: one reordered, one PSN late
+    frames += [c.to_b("SEND_ONLY", p + 5, 64), c.to_b("SEND_ONLY", p + 4, 64)]
     pcap = roce.write_pcap(tmp_path / "lat.pcap", frames)
     port = 9435 + os.getpid() % 1000
     start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
     send(netns, pcap)
-    assert wait_for(lambda: metrics(netns, port).get(ROCE) == len(frames))
+    # the late SEND is counted once its flow has been idle for reorder_time (a timer)
+    assert wait_for(lambda: metrics(netns, port).get(ROCE) == len(frames) and
+                    f'roceval_reorder_distance_psns_count{{interface="{netns.if_rx}"}} 1\n' in get(netns, port)["body"])
     body = get(netns, port)["body"]
     assert body.count("# TYPE roceval_latency_seconds histogram") == 1
+    assert body.count("# TYPE roceval_reorder_distance_psns histogram") == 1
+    reorder = [f'roceval_reorder_distance_psns_bucket{{interface="{netns.if_rx}",le="{le}"}} 1\n' for le in
+               ("1", "2", "128", "+Inf")]
+    assert all(x in body for x in reorder)
+    assert f'roceval_reorder_distance_psns_sum{{interface="{netns.if_rx}"}} 1\n' in body
     st = json.loads(run("stats", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)
-    for kind, n in (("ack", 3), ("read", 1), ("nak_retx", 0), ("rnr_retry", 0)):
+    # live, the default (latency_sample=flow) times the first of the three SENDs: the two after it
+    # came while it awaited its ACK; the READ, the SEND after it (the late one is never timed)
+    for kind, n in (("ack", 1), ("read", 1), ("nak_retx", 0), ("rnr_retry", 0)):
         series = f'roceval_latency_seconds_bucket{{interface="{netns.if_rx}",kind="{kind}",le="'
         buckets = [(le, int(v)) for le, v in re.findall(re.escape(series) + r'([^"]+)"\} (\d+)$', body, re.M)]
         assert buckets[-1] == ("+Inf", n) and len(buckets) == 27, kind

@@ -105,7 +105,8 @@ def test_live_counts_equal_replay(netns, pcaps, tmp_path, mode):
     want = replay_json(pcaps["both"])
     assert want["icrc_bad"] == N_BAD and want["roce"] == pcaps["roce"] + N_BAD  # the test means something
 
-    attach(netns, "--mode", mode)
+    # every request timed, as a replay times them (live, the default times one a round trip a flow)
+    attach(netns, "--mode", mode, "latency_sample=1")
     st = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)
     assert [(s["interface"], s["mode"], s["enforce"]) for s in st] == [(netns.if_rx, mode, False)]
     assert st[0]["program_id"] == xdp_prog_id(netns)
@@ -115,7 +116,7 @@ def test_live_counts_equal_replay(netns, pcaps, tmp_path, mode):
     assert live["interface"] == netns.if_rx
     assert_same_as_replay(live, want)
     assert set(live["rates"]) == set(want) - {"flows", "icrc_all_bad_both_directions", "cm_rej_reasons", "connections",
-                                              "latency", "retransmission"} \
+                                              "latency", "retransmission", "reorder"} \
         and set(live["rates"]["rules"]) == set(want["rules"])
     # the flow table too: same flows, packets, bytes and rules per flow; latencies as many
     # (timed by the clock live, by the capture in a replay)
@@ -575,7 +576,7 @@ def test_multiprog_beside_another_program(netns, pcaps, tmp_path, how):
 def test_tc_mode_counts_equal_replay(netns, pcaps, tmp_path):
     """--mode tc by itself: the same validation at tc ingress, and nothing at the XDP hook."""
     want = replay_json(pcaps["both"])
-    res = run("attach", netns.if_rx, "--mode", "tc", netns=netns.rx, check=True)
+    res = run("attach", netns.if_rx, "--mode", "tc", "latency_sample=1", netns=netns.rx, check=True)
     assert res.stderr == "" and xdp_prog_id(netns) is None
     st = json.loads(run("status", "--json", netns=netns.rx, check=True).stdout)
     assert [(s["interface"], s["hook"], s["mode"]) for s in st] == [(netns.if_rx, "tc", "tc")]

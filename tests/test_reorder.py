@@ -93,6 +93,15 @@ def test_a_hole_never_filled(tmp_path):
     assert r["reorder"]["sum_psns"] == 3 + 4
 
 
+def test_a_run_of_holes_leaving_the_window_is_one_gap(tmp_path):
+    # with a window of 8 PSNs, PSNs 5-7 leave it one at a time as 20 more come: still one gap
+    got, _ = judge(tmp_path, sends([i for i in range(40) if i not in (5, 6, 7)]), "--set", "reorder_window=8")
+    assert got == {"psn_gap": 1}
+    # a jump further than the window: its holes leave it at once, and the rest of the run later
+    got, _ = judge(tmp_path, sends([0, 1, 30, 31, 32] + list(range(33, 50))), "--set", "reorder_window=8")
+    assert got == {"psn_gap": 1}
+
+
 def test_a_hole_that_opened_long_ago_is_a_loss(tmp_path):
     # the same late packet a second after the hole opened: a retransmission, as without a window
     order = [0, 1, 2, 4, 5, 3, 6]
@@ -133,6 +142,17 @@ def test_nak_driven_go_back(tmp_path):
     assert got == {"psn_gap": 1, "psn_duplicate": 2, "retx_episode": 1, "retx_timeout": 1,
                    "retx_uncompared": 1}
     assert r["retransmission"]["packets"] == 3 and r["reorder"]["count"] == 0
+
+
+def test_a_go_back_over_two_lost_requests_without_its_nak(tmp_path):
+    # 2 and 3 lost, the NAK not seen: they come again in a row, then 4, seen before: one go-back
+    got, r = judge(tmp_path, sends([0, 1, 4, 5, 2, 3, 4, 5, 6]))
+    assert got == {"psn_gap": 1, "psn_duplicate": 2, "retx_episode": 1, "retx_timeout": 1,
+                   "retx_uncompared": 2}
+    assert r["retransmission"]["packets"] == 4 and r["reorder"]["count"] == 0
+    # the same two late, then new requests: reordered, 3 and 2 PSNs behind the newest
+    got, r = judge(tmp_path, sends([0, 1, 4, 5, 2, 3, 6]))
+    assert got == {"psn_reorder": 2} and r["reorder"]["sum_psns"] == 5
 
 
 def test_reordered_middle_packets(tmp_path):
