@@ -126,10 +126,26 @@ static __always_inline __u8 sequence_after(const struct roce_op *op)
 /* Message sequence in one space, moved on by op. */
 static __always_inline bool sequence_broken(struct roceval_flow_space *sp, const struct roce_op *op)
 {
-	bool broken = sequence_would_break(sp->open_family, op);
+	bool broken = false;
 
-	if (op->position != POS_NONE)
-		sp->open_family = sequence_after(op);
+	switch (op->position) {
+	case POS_FIRST:
+		broken = sp->open_family != FAM_NONE;
+		sp->open_family = op->family;
+		break;
+	case POS_MIDDLE:
+		broken = sp->open_family != op->family;
+		sp->open_family = op->family;
+		break;
+	case POS_LAST:
+		broken = sp->open_family != op->family;
+		sp->open_family = FAM_NONE;
+		break;
+	case POS_ONLY:
+		broken = sp->open_family != FAM_NONE;
+		sp->open_family = FAM_NONE;
+		break;
+	}
 	return broken;
 }
 
@@ -199,7 +215,14 @@ static __always_inline int request_jump(struct roceval_scratch *s, struct roceva
 
 	if (reliable)
 		retx_gap(f, sp->next_psn);
-	if (!win) {
+	/*
+	 * A READ whose PSN count is not known yet takes no PSN of the window,
+	 * whose newest PSN must be one seen: the holes before it are judged at
+	 * once, as without a window, and what the window held is settled.
+	 */
+	if (win && !n && (sp->state & SPACE_WINDOW))
+		roceval_reorder_settle_all(f->cold);
+	if (!win || !n) {
 		violate(s, cnt, RULE_PSN_GAP);
 		if (sequence_broken(sp, op))
 			violate(s, cnt, RULE_OPCODE_SEQUENCE);
@@ -212,7 +235,10 @@ static __always_inline int request_jump(struct roceval_scratch *s, struct roceva
 	return REQ_NEW;
 }
 
-/* A request behind the expected PSN: a hole filled, or a PSN seen again; a duplicate neither moves the expectation back nor reopens its message. */
+/*
+ * A request behind the expected PSN: a hole filled, or a PSN seen again; a
+ * duplicate neither moves the expectation back nor reopens its message.
+ */
 static __always_inline int request_behind(struct roceval_scratch *s, struct roceval_counters *cnt,
 					  struct roceval_flow *f, __u32 n, bool reliable, __u32 win)
 {
@@ -221,8 +247,11 @@ static __always_inline int request_behind(struct roceval_scratch *s, struct roce
 	if (win && (f->req.state & SPACE_WINDOW)) {
 		int v = roceval_reorder_behind(f->cold, n, reliable);
 
-		if (v > 0)
+		if (v > 0) {
+			if (reliable)
+				retx_filled(s, f);
 			return REQ_FILL;
+		}
 		s->goback_fills = -v;
 	}
 	violate(s, cnt, RULE_PSN_DUPLICATE);
@@ -270,19 +299,27 @@ static __noinline int request_after_read(struct roceval_scratch *s, struct rocev
 }
 
 /*
- * A request's PSN and place in its message judged against its flow's
- * expectations, which it then moves on (the flow's first request only sets
- * them): REQ_*.
+ * A request not in order on a flow whose window is closed: its flow's
+ * first, one after a READ whose PSN count is unknown, ahead of or behind
+ * the expected PSN, or while the reorder window is open.  `nr` is the PSNs
+ * it consumes, | REQ_RELIABLE on a reliable connection.  Not inlined: the
+ * frames in order never come here, and pay nothing for what it does.
  */
-static __always_inline int request_judge(struct roceval_scratch *s, struct roceval_counters *cnt,
-					 const struct roceval_settings *cfg, struct roceval_flow *f,
-					 const struct roce_op *op, bool reliable, __u32 pmtu)
+#define REQ_RELIABLE 0x80000000u
+static __noinline int request_out_of_order(struct roceval_scratch *s, struct roceval_counters *cnt,
+					   struct roceval_flow *f, const struct roce_op *op, __u32 nr)
 {
+	__u32 zero = 0, n = nr & ~REQ_RELIABLE;
+	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	const struct frame_info *fi = &s->fi;
 	struct roceval_flow_space *sp = &f->req;
-	__u32 n = psns_consumed(fi, op, pmtu), win = reorder_win(cfg);
-	bool behind = fi->psn != sp->next_psn && !psn_ahead(fi->psn, sp->next_psn);
+	bool reliable = nr & REQ_RELIABLE, behind;
+	__u32 win;
 
+	if (!cfg)
+		return REQ_NEW;
+	win = reorder_win(cfg);
+	behind = fi->psn != sp->next_psn && !psn_ahead(fi->psn, sp->next_psn);
 	if (!(sp->state & SPACE_SEEN)) {
 		space_learn(sp, op);
 		space_expect(sp, fi->psn, n);
@@ -307,9 +344,47 @@ static __always_inline int request_judge(struct roceval_scratch *s, struct rocev
 	return REQ_NEW;
 }
 
+/*
+ * A request's PSN and place in its message judged against its flow's
+ * expectations, which it then moves on (the flow's first request only sets
+ * them): REQ_*.  In order or behind on a flow whose window is closed, here.
+ */
+static __always_inline int request_judge(struct roceval_scratch *s, struct roceval_counters *cnt,
+					 struct roceval_flow *f, const struct roce_op *op, bool reliable, __u32 pmtu)
+{
+	const struct frame_info *fi = &s->fi;
+	struct roceval_flow_space *sp = &f->req;
+	__u32 n = psns_consumed(fi, op, pmtu);
+
+	if ((sp->state & (SPACE_SEEN | SPACE_PSN_VALID | SPACE_WINDOW)) != (SPACE_SEEN | SPACE_PSN_VALID))
+		return request_out_of_order(s, cnt, f, op, n | (reliable ? REQ_RELIABLE : 0));
+	if (fi->psn == sp->next_psn) {
+		if (sequence_broken(sp, op))
+			violate(s, cnt, RULE_OPCODE_SEQUENCE);
+		space_expect(sp, fi->psn, n);
+		return REQ_NEW;
+	}
+	if (psn_ahead(fi->psn, sp->next_psn))
+		return request_out_of_order(s, cnt, f, op, n | (reliable ? REQ_RELIABLE : 0));
+	/* behind, with no hole to fill: a duplicate */
+	s->goback = 0;
+	violate(s, cnt, RULE_PSN_DUPLICATE);
+	return REQ_DUP;
+}
+
 #define RESP_IN_ORDER 0 /* its message order and MSN are judged */
 #define RESP_JUMPED 1	/* past PSNs not seen: its message order is learned, the missing may come late */
 #define RESP_BEHIND 2	/* behind the newest response: came late, neither is judged */
+
+/* A response reordered, d PSNs behind the newest.  Not inlined: rare, and the frame's code stays small. */
+static __noinline void response_reordered(struct roceval_scratch *s, struct roceval_counters *cnt,
+					  struct roceval_flow_space *sp, __u32 d)
+{
+	sp->recent |= 1u << ((d - 1) & (SPACE_RECENT_PSNS - 1));
+	violate(s, cnt, RULE_PSN_REORDER);
+	cnt->reorder[roceval_reorder_bucket(d)]++;
+	cnt->reorder_sum += d;
+}
 
 /*
  * Where a response came.  Responses run on from the newest (ACK PSNs jump
@@ -336,12 +411,8 @@ static __always_inline int response_place(struct roceval_scratch *s, struct roce
 	d = (newest - psn) & ROCE_PSN_MASK;
 	if (!win || d > win)
 		return RESP_IN_ORDER;
-	if (d <= SPACE_RECENT_PSNS && !(sp->recent & (1u << (d - 1)))) {
-		sp->recent |= 1u << (d - 1);
-		violate(s, cnt, RULE_PSN_REORDER);
-		cnt->reorder[roceval_reorder_bucket(d)]++;
-		cnt->reorder_sum += d;
-	}
+	if (d <= SPACE_RECENT_PSNS && !(sp->recent & (1u << (d - 1))))
+		response_reordered(s, cnt, sp, d);
 	return RESP_BEHIND;
 }
 
@@ -406,10 +477,8 @@ static __always_inline void request_retx(struct roceval_scratch *s, struct rocev
 {
 	const struct frame_info *fi = &s->fi;
 
-	if (v == REQ_FILL) {
-		retx_filled(s, f);
+	if (v == REQ_FILL)
 		return;
-	}
 	/* read only where a time is kept or compared: live it is a helper call */
 	if (v == REQ_DUP || latency_due(s, cnt, cfg, f))
 		frame_clock(s, cnt);
@@ -447,7 +516,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		bool request = op->flags & OPF_REQUEST, reliable = transport != ROCE_TR_UC;
 		struct roceval_flow_space *sp = request ? &f->req : &f->resp;
 
-		if (fi->conn_fresh)
+		if (__builtin_expect(fi->conn_fresh, 0))
 			flow_fresh(cnt, cfg, f, fi->conn_fresh);
 		f->transport = transport;
 		if (op->payload == PL_PMTU) {
@@ -466,7 +535,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 			 * it, and the READs follow what is sent.
 			 */
 			__u32 pmtu = f->pmtu ? f->pmtu : fi->pmtu_conf;
-			int v = request_judge(s, cnt, cfg, f, op, reliable, pmtu);
+			int v = request_judge(s, cnt, f, op, reliable, pmtu);
 
 			if (reliable)
 				request_retx(s, cnt, cfg, f, v, op);

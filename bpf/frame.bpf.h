@@ -169,7 +169,7 @@ struct roceval_scratch {
 	__u32 last_flow; /* the flows slot this CPU's last lookup found (flow_lookup) */
 	/* a duplicate request after fills of the reorder window: the go-back it shows (roceval_reorder_behind) */
 	__u32 goback;	    /* its first PSN | ROCEVAL_RETX_HELD, 0 if none */
-	__u32 goback_fills; /* the requests before this one in it, first seen as fills */
+	__u32 goback_fills; /* with goback: the requests before this one in it, first seen as fills */
 };
 
 /*

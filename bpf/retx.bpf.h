@@ -300,8 +300,11 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
 	bool late = s->goback & ROCEVAL_RETX_HELD;
 
-	cnt->total[TOTAL_RETX_PACKETS] += 1 + s->goback_fills;
-	flow_settled(cnt, f, RULE_RETX_UNCOMPARED, s->goback_fills, false);
+	cnt->total[TOTAL_RETX_PACKETS]++;
+	if (late) {
+		cnt->total[TOTAL_RETX_PACKETS] += s->goback_fills;
+		flow_settled(cnt, f, RULE_RETX_UNCOMPARED, s->goback_fills, false);
+	}
 	if (!(f->req.state & SPACE_IN_RETX))
 		retx_episode(s, cnt, f, held, late ? s->goback & ROCE_PSN_MASK : fi->psn, late);
 	/* a trace sample of it says which episode it belongs to */

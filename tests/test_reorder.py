@@ -257,6 +257,9 @@ def test_a_read_whose_psns_nothing_tells(tmp_path):
                resp("RDMA_READ_RESPONSE_MIDDLE", 701, msn=1, payload=1024), req("SEND_ONLY", 701)]
     assert judge(tmp_path, frames)[0] == {"psn_duplicate": 1, "retx_episode": 1, "retx_timeout": 1,
                                           "retx_uncompared": 1}
+    # such a READ past a hole: the hole is a gap at once (the window holds the READ's PSNs not)
+    frames = sends([0, 1]) + [req("RDMA_READ_REQUEST", 1003, 0, dmalen=5000)] + sends([8])
+    assert judge(tmp_path, frames)[0] == {"psn_gap": 1, "psn_unjudged": 1}
     # the connection's PMTU, negotiated by RDMA CM, counts the READ before any response comes
     c = cm_mad.Conn()
     p = c.b_psn
