@@ -3,6 +3,7 @@
 the kernel's clock, with the real binary attached (native XDP, and tc, where the stack has taken the
 VLAN tag out of the frame), then what stats, status and top show of it."""
 import json
+import os
 import subprocess
 import time
 
@@ -11,6 +12,8 @@ import pytest
 import roce
 from conftest import nonzero_rules, run
 from test_congestion import CE, NOT_ECT, cnp, data
+# the daemon's fixtures and helpers (daemons is a fixture: imported, pytest finds it here)
+from test_daemon import daemons, get, send, start, write_conf  # noqa: F401
 
 # Sends the frames of a pcap out of an interface, pausing after frame i for the i-th of the pauses.
 SEND_PACED = r"""
@@ -108,3 +111,39 @@ def test_live_settings_change_without_a_reload(netns, tmp_path):
         run("detach", netns.if_rx, netns=netns.rx)
     assert st["rules"]["dscp"] == 1
     assert bad.returncode == 2 and bad.stderr.startswith("roceval config: cnp_gap=4ns: expected whole microseconds")
+
+
+def test_congestion_metrics_from_the_daemon(netns, daemons, tmp_path):
+    """PFC per priority (frames by kind, quanta, seconds at the link_speed the file sets), the ce_cnp
+    latency and the cnp_reaction histogram, as Prometheus reads them."""
+    frames = [roce.pfc({3: 1000}), roce.pfc({3: 0}), roce.pfc({5: 50}), data(0x520, 1, ecn=CE), cnp(0x620)]
+    pcap = roce.write_pcap(tmp_path / "cc.pcap", frames)
+    port = 9435 + os.getpid() % 1000
+    start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port, "link_speed = 100000", "cnp_delay = 100ms",
+                                     "cnp_reaction = 50us"), port)
+    send(netns, pcap)
+    body = ""
+    deadline = time.monotonic() + 10
+    ifname = netns.if_rx
+    while f'roceval_mac_control_frames_total{{interface="{ifname}",kind="pfc"}} 3\n' not in body or \
+            f'roceval_violations_total{{interface="{ifname}",rule="cnp",severity="info"}} 1\n' not in body:
+        assert time.monotonic() < deadline, body
+        time.sleep(0.2)
+        body = get(netns, port)["body"]
+    want = {(3, "xoff"): 1, (3, "xon"): 1, (5, "xoff"): 1}
+    for p in range(8):
+        for kind in ("xoff", "xon"):
+            assert f'roceval_pfc_frames_total{{interface="{ifname}",priority="{p}",kind="{kind}"}} ' \
+                f'{want.get((p, kind), 0)}\n' in body, (p, kind)
+        quanta = {3: 1000, 5: 50}.get(p, 0)
+        assert f'roceval_pfc_pause_quanta_total{{interface="{ifname}",priority="{p}"}} {quanta}\n' in body
+        # a quantum is 512 bit times: 5.12 ns at 100 Gb/s
+        assert f'roceval_pfc_pause_seconds_total{{interface="{ifname}",priority="{p}"}} ' \
+            f'{quanta * 5.12e-9:.9f}\n' in body
+    assert f'roceval_latency_seconds_count{{interface="{ifname}",kind="ce_cnp"}} 1\n' in body
+    les = [f"{(b + 1) / 8:g}" for b in range(16)] + ["+Inf"]
+    for le in les:
+        assert f'roceval_cnp_reaction_ratio_bucket{{interface="{ifname}",le="{le}"}} 0\n' in body, le
+    assert f'roceval_cnp_reaction_ratio_count{{interface="{ifname}"}} 0\n' in body
+    check = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
