@@ -142,8 +142,6 @@ struct l4info {
 	__u8 ecn;
 	__u8 fragment;
 	__u8 v1;	/* RoCEv1: no UDP, the BTH follows the GRH */
-	__u8 dscp;
-	__u8 pcp;	/* the outer VLAN tag's priority | ROCEVAL_PCP_TAGGED, 0 untagged */
 };
 
 struct roceval_scratch {

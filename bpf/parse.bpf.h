@@ -41,7 +41,6 @@ static __always_inline __u32 parse_ipv4(const __u8 *h, __u32 n, __u32 off, struc
 		return 0;
 	li->ipv6 = 0;
 	li->ecn = h[off + 1] & 3;
-	li->dscp = h[off + 1] >> 2;
 	li->iplen = rd16(h + off + 2);
 	li->fragment = (frag & 0x2000) != 0;
 	return l4;
@@ -61,7 +60,6 @@ static __always_inline __u32 parse_ipv6(const __u8 *h, __u32 n, __u32 off, struc
 	li->iphl = IPV6_HLEN;
 	li->ipv6 = 1;
 	li->ecn = (h[off + 1] >> 4) & 3;
-	li->dscp = (h[off] & 0x0F) << 2 | h[off + 1] >> 6;
 	li->iplen = IPV6_HLEN + rd16(h + off + 4);
 	li->fragment = 0;
 	l4 = off + IPV6_HLEN;
@@ -114,8 +112,6 @@ static __always_inline int parse_l2l4(const __u8 *h, __u32 n, const struct rocev
 			break;
 		if (off + 4 > n)
 			return 0;
-		if (!i) /* the priority a switch queues and pauses the frame by */
-			li->pcp = ROCEVAL_PCP_TAGGED | h[off] >> 5;
 		proto = rd16(h + off + 2);
 		off += 4;
 	}

@@ -105,10 +105,11 @@ struct roceval_latency_hist {
 
 /*
  * Settings that change at run time live in the single-entry "settings" array
- * map: every row of roceval_settings.h, then what no user sets.
+ * map: what no user sets, which every frame reads, first, so that those
+ * words stay in the first cache line however many rows the table grows,
+ * then every row of roceval_settings.h.
  */
 struct roceval_settings {
-	ROCEVAL_SETTINGS_FIELDS
 	/*
 	 * Trace: a bit per running `roceval trace` (its slot in trace_filters),
 	 * 0 when none runs, so sampling costs nothing otherwise.
@@ -116,6 +117,7 @@ struct roceval_settings {
 	__u32 trace_on;
 	/* ROCEVAL_CC_* (roceval_cc.h): what the congestion settings switch on, derived from them */
 	__u32 cc_on;
+	ROCEVAL_SETTINGS_FIELDS
 };
 
 #define ROCEVAL_ANY_QPN 0xFFFFFFFFu

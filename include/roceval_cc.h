@@ -20,7 +20,7 @@
 #define ROCEVAL_CC_REACTION 0x8 /* cnp_reaction */
 #define ROCEVAL_CC_STATE (ROCEVAL_CC_GAP | ROCEVAL_CC_CE | ROCEVAL_CC_REACTION)
 
-/* l4info.pcp: the outer tag's priority | ROCEVAL_PCP_TAGGED, 0 for an untagged frame */
+/* qos_pcp(): the outer tag's priority | ROCEVAL_PCP_TAGGED, 0 for an untagged frame */
 #define ROCEVAL_PCP_TAGGED 0x8
 
 /*
