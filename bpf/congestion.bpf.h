@@ -45,8 +45,13 @@ struct {
 	__type(value, __u32);
 } cc_pairs SEC(".maps");
 
+/*
+ * A flow's rate record, under its slot in the flow table: allocated as
+ * flows are followed, so that it takes no memory until cnp_reaction is on.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
 	__type(key, __u32);
 	__type(value, struct roceval_cc_rate);
@@ -63,6 +68,7 @@ struct {
 struct cc_scratch {
 	struct roceval_cc_key key;
 	struct roceval_cc_scope fresh;
+	struct roceval_cc_rate rate;
 	struct roceval_flow_key req;
 	struct roceval_cm_end_key end;
 	__u64 now;

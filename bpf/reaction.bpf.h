@@ -28,22 +28,29 @@ static __always_inline __u32 cc_flow_id(const struct roceval_flow_key *k)
 	return (__u32)(h >> 32) | 1;
 }
 
-/* The flow's record, started afresh when its slot held another flow's. */
-static __always_inline struct roceval_cc_rate *cc_rate_of(const struct roceval_flow *f, __u64 now, __u32 bytes,
-							   bool *fresh)
+/*
+ * The flow's record, started afresh (then NULL: nothing to measure yet)
+ * when the flow had none or its slot held another flow's.
+ */
+static __always_inline struct roceval_cc_rate *cc_rate_of(struct cc_scratch *x, const struct roceval_flow *f,
+							   __u32 bytes)
 {
 	__u32 slot = f->cold, id = cc_flow_id(&f->key);
 	struct roceval_cc_rate *r = bpf_map_lookup_elem(&cc_rate, &slot);
 
-	*fresh = false;
-	if (!r || r->id == id)
+	if (r && r->id == id)
 		return r;
+	if (!r) {
+		r = &x->rate;
+		__builtin_memset(r, 0, sizeof(*r));
+	}
 	r->id = id;
 	r->before = 0;
-	r->cp_ns[0] = r->cp_ns[1] = now;
+	r->cp_ns[0] = r->cp_ns[1] = x->now;
 	r->cp_bytes[0] = r->cp_bytes[1] = bytes;
-	*fresh = true;
-	return r;
+	if (r == &x->rate)
+		bpf_map_update_elem(&cc_rate, &slot, r, BPF_NOEXIST);
+	return 0;
 }
 
 /* The window after the CNP closed with `bytes` sent up to its end: one sample of after over before. */
@@ -70,11 +77,9 @@ static __always_inline void cc_follow(const struct roceval_settings *cfg, struct
 {
 	__u64 window = (__u64)cfg->cnp_reaction * 1000, now = x->now;
 	__u32 bytes = (__u32)f->bytes - frame_len;
-	struct roceval_cc_rate *r;
-	bool fresh;
+	struct roceval_cc_rate *r = cc_rate_of(x, f, bytes);
 
-	r = cc_rate_of(f, now, bytes, &fresh);
-	if (!r || fresh)
+	if (!r)
 		return;
 	if (r->before && cc_since(now, r->cnp_ns) >= window && cc_since(now, r->cnp_ns) != ~0ULL)
 		cc_sample(r, bytes, window);
@@ -95,12 +100,11 @@ static __always_inline void cc_react(struct cc_scratch *x, const struct roceval_
 	__u64 window = (__u64)cfg->cnp_reaction * 1000, now = x->now, span;
 	__u32 bytes = (__u32)f->bytes, i;
 	struct roceval_cc_rate *r;
-	bool fresh;
 
 	if (!c)
 		return;
-	r = cc_rate_of(f, now, bytes, &fresh);
-	if (!r || fresh) {
+	r = cc_rate_of(x, f, bytes);
+	if (!r) {
 		c->reaction_unmeasured++;
 		return;
 	}

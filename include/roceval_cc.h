@@ -44,7 +44,7 @@ struct roceval_cc_scope {
 };
 
 /*
- * The sending rate of one request flow around a CNP, in the slot of the
+ * The sending rate of one request flow around a CNP, under the slot of the
  * flow table the flow has (cc_rate): two checkpoints of its byte count at
  * least a window apart while it sends, and once a CNP came, the count and
  * time at the CNP and the rate before it, until the window after it ends.
