@@ -263,7 +263,9 @@ def test_ce_marked_responses_and_ud_are_not_judged(tmp_path):
 # --- the sender's reaction --------------------------------------------------------------------
 
 def steady(c, start, end, step, psn):
-    """Requests from A to c's b QP, one every `step` us in [start, end); returns (pairs, next psn)."""
+    """Requests from A to c's b QP, one every `step` us in [start, end); returns (pairs, next psn).
+    A flow is followed from its second frame (its first makes it): start a flow at -1 for its
+    checkpoints to fall at 0, T, 2T..."""
     out = []
     for t in range(start, end, step):
         out.append((t, data(c.b_qpn, psn, payload=1000)))
@@ -278,8 +280,8 @@ def test_reaction_ratio_of_a_sender_that_slows_and_one_that_does_not(tmp_path):
     other 50 frames: 0.99 (bucket 1)."""
     c1, c2 = two_conns()
     pairs = [(-10, f) for f in c1.handshake() + c2.handshake()]
-    p1, n1 = steady(c1, 0, 200, 1, c1.b_psn)
-    p2, n2 = steady(c2, 0, 200, 1, c2.b_psn)
+    p1, n1 = steady(c1, -1, 200, 1, c1.b_psn)
+    p2, n2 = steady(c2, -1, 200, 1, c2.b_psn)
     q1, _ = steady(c1, 200, 400, 2, n1)
     q2, _ = steady(c2, 200, 400, 1, n2)
     frames_at = sorted(pairs + p1 + p2 + [(199, cnp(c1.a_qpn)), (199, cnp(c2.a_qpn))] + q1 + q2,
@@ -293,6 +295,23 @@ def test_reaction_ratio_of_a_sender_that_slows_and_one_that_does_not(tmp_path):
     assert (rx["within_window"], rx["unmeasured"], rx["unpaired"]) == (0, 0, 0)
     assert rx["p50"] == 0.5 and rx["p99"] == 1.0
     assert nonzero_rules(r) == {"cm": 6, "cm_established": 2, "cnp": 2}
+
+
+def test_reaction_rate_before_is_over_the_latest_window(tmp_path):
+    """The rate before a CNP is over the span since the newer checkpoint once it is a window back:
+    1 frame a us to 100 us, 2 a us to 150, 1 a us to 200; the CNP at 200 takes 150..200 (1 a us),
+    not 100..200 (1.5 a us).  After it, 1 a us: a ratio of exactly 1, not 0.67."""
+    c1, _ = two_conns()
+    p1, n1 = steady(c1, -1, 100, 1, c1.b_psn)
+    p2, n2 = steady(c1, 100, 150, 1, n1)
+    p3, n3 = steady(c1, 100, 150, 1, n2)
+    p4, n4 = steady(c1, 150, 200, 1, n3)
+    q1, _ = steady(c1, 200, 300, 1, n4)
+    busy = sorted(p2 + p3, key=lambda x: x[0])
+    frames_at = [(-10, f) for f in c1.handshake()] + p1 + busy + p4 + [(200, cnp(c1.a_qpn))] + q1
+    rx = at(frames_at, "cnp_reaction=50us", tmp_path=tmp_path)["cnp_reaction"]
+    assert rx["count"] == 1 and {b["le"]: b["count"] for b in rx["buckets"]} == {1.0: 1}
+    assert rx["sum"] == 1.0
 
 
 def test_reaction_cnps_within_a_window_unmeasured_and_unpaired(tmp_path):

@@ -18,14 +18,14 @@ def per_priority(r):
 def test_xoff_and_xon_on_two_priorities(tmp_path):
     frames = [roce.pfc({3: 0xFFFF}), roce.pfc({3: 0}),  # priority 3 paused, then resumed
               roce.pfc({3: 100, 7: 0}),  # one frame, two priorities
-              roce.pfc({7: 500}),
+              roce.pfc({7: 500}), roce.pfc({7: 1}),  # the shortest pause is a pause
               # a time given to a priority the vector does not enable is ignored
               roce.pfc({3: 10, 0: 999}, vector=1 << 3)]
     r = replay(tmp_path, frames)
-    assert per_priority(r) == {3: (4, 3, 1, 0xFFFF + 100 + 10), 7: (2, 1, 1, 500)}
-    assert {k: r[k] for k in MAC_CONTROL} == {"pfc_frames": 5, "mac_control_other": 0, "mac_control_malformed": 0}
+    assert per_priority(r) == {3: (4, 3, 1, 0xFFFF + 100 + 10), 7: (3, 2, 1, 501)}
+    assert {k: r[k] for k in MAC_CONTROL} == {"pfc_frames": 6, "mac_control_other": 0, "mac_control_malformed": 0}
     # frames, not RoCE; no rule counts them
-    assert (r["frames"], r["roce"], nonzero_rules(r)) == (5, 0, {})
+    assert (r["frames"], r["roce"], nonzero_rules(r)) == (6, 0, {})
     assert [p["priority"] for p in r["pfc"]] == list(range(8))
     assert all("pause_ns" not in p for p in r["pfc"])
 
