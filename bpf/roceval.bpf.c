@@ -28,6 +28,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "trace.bpf.h"
 #include "batch.bpf.h"
 #include "cm.bpf.h"
+#include "qos.bpf.h"
+#include "cnp.bpf.h"
+#include "pfc.bpf.h"
 
 /*
  * IBA A17.4.2: the variant fields become all ones.  The LRH slot
@@ -226,8 +229,14 @@ static __always_inline int frame_verdict(void *ctx, bool tc, struct roceval_scra
 
 	/* RDMA CM (cm.bpf.h): learns connections from QP1 MADs. */
 	cm_verdict(ctx, tc, s, base + li->l4 + (li->v1 ? 0 : UDP_HLEN));
-	if (s->fi.has_bth)
+	if (s->fi.has_bth) {
+		/* congestion and QoS (qos.bpf.h, cnp.bpf.h): one word says whether any of it is on */
+		if (cfg->cc_on & ROCEVAL_CC_QOS)
+			qos_judge(ctx, tc, s, cnt, cfg);
 		flow_update(s, cnt, cfg, len);
+		if (cfg->cc_on & ROCEVAL_CC_STATE)
+			roceval_congestion(len);
+	}
 	if (cfg->trace_on && !rule_set_empty(&s->rules))
 		trace_sample(ctx, tc, base, len, wire == ROCEVAL_WIRE_UNKNOWN ? len : wire, s, cfg, cnt);
 	if (cfg->enforce && rule_set_meets(&s->rules, ROCEVAL_ERROR_MASK0, ROCEVAL_ERROR_MASK1)) {
@@ -291,8 +300,11 @@ static __always_inline int frame_body(void *ctx, bool tc, __u32 base, __u32 len,
 		return XDP_PASS;
 	if (!frame_head_copy(ctx, tc, base, s->l2l4, n) && frame_load(ctx, tc, base, s->l2l4, n))
 		return XDP_PASS;
-	if (!parse_l2l4(s->l2l4, n, cfg, li))
+	if (!parse_l2l4(s->l2l4, n, cfg, li)) {
+		if (mac_control(s))
+			roceval_mac_control(n); /* PFC (pfc.bpf.h) */
 		return XDP_PASS;
+	}
 
 	count_roce(cnt, li, len);
 	s->fi.hdr_end = li->l4 + (li->v1 ? 0 : UDP_HLEN);

@@ -10,6 +10,7 @@
 #include "roceval_rules.h"
 #include "roceval_proto.h"
 #include "roceval_settings.h"
+#include "roceval_cc.h"
 
 /*
  * Per-CPU scratch that holds one IP datagram for the ICRC: 8 bytes of 0xFF
@@ -80,7 +81,8 @@ static inline unsigned int roceval_reorder_bucket(unsigned int d)
 	X(ACK, "ack", "request to the first ACK that covers it (a coalesced ACK covers every request up to its PSN)") \
 	X(READ, "read", "RDMA READ request to its first response")                           \
 	X(NAK_RETX, "nak_retx", "NAK to the first retransmission it asks for (PSN sequence error NAK)") \
-	X(RNR_RETRY, "rnr_retry", "RNR NAK to the retry it asks for")
+	X(RNR_RETRY, "rnr_retry", "RNR NAK to the retry it asks for")                          \
+	X(CE_CNP, "ce_cnp", "CE-marked request to the CNP its destination answers it with (cnp_delay)")
 
 enum roceval_latency {
 #define ROCEVAL_LAT_ENUM(e, id, desc) LAT_##e,
@@ -121,15 +123,19 @@ struct roceval_latency_hist {
 
 /*
  * Settings that change at run time live in the single-entry "settings" array
- * map: every row of roceval_settings.h, then what no user sets.
+ * map: what no user sets, which every frame reads, first, so that those
+ * words stay in the first cache line however many rows the table grows,
+ * then every row of roceval_settings.h.
  */
 struct roceval_settings {
-	ROCEVAL_SETTINGS_FIELDS
 	/*
 	 * Trace: a bit per running `roceval trace` (its slot in trace_filters),
 	 * 0 when none runs, so sampling costs nothing otherwise.
 	 */
 	__u32 trace_on;
+	/* ROCEVAL_CC_* (roceval_cc.h): what the congestion settings switch on, derived from them */
+	__u32 cc_on;
+	ROCEVAL_SETTINGS_FIELDS
 };
 
 #define ROCEVAL_ANY_QPN 0xFFFFFFFFu

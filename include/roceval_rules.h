@@ -80,6 +80,20 @@ enum roceval_severity {
 	  "flows dropped to make room in a full set of the flow table (their sequence state was lost)")          \
 	X(CNP, "cnp", SEV_INFO, "IBA A17.9.3", "congestion notification packets (opcode 0x81)") \
 	X(ECN_CE, "ecn_ce", SEV_INFO, "RFC 3168, IBA A17.9", "RoCEv2 frames with IP ECN = CE (11)") \
+	X(DSCP, "dscp", SEV_WARNING, "RFC 2474; setting dscp",                                \
+	  "RoCEv2 data frame (not a CNP, not QP1) with a DSCP the dscp setting does not allow: another traffic class, which may miss the lossless queue") \
+	X(CNP_DSCP, "cnp_dscp", SEV_WARNING, "IBA A17.9.3; setting cnp_dscp",                 \
+	  "CNP with another DSCP than the cnp_dscp setting's: it may miss the queue meant to carry CNPs first") \
+	X(PCP, "pcp", SEV_WARNING, "IEEE 802.1Q; setting pcp",                                \
+	  "tagged RoCE data frame whose outer tag's priority is not the pcp setting's: another PFC class") \
+	X(CNP_PCP, "cnp_pcp", SEV_WARNING, "IEEE 802.1Q; setting cnp_pcp",                    \
+	  "tagged CNP whose outer tag's priority is not the cnp_pcp setting's")              \
+	X(NOT_ECT, "not_ect", SEV_WARNING, "RFC 3168, IBA A17.9; setting ect",                \
+	  "RoCEv2 data frame sent Not-ECT (ECN 00) with ect=required: a congested switch can only drop it, never mark it") \
+	X(CNP_GAP, "cnp_gap", SEV_WARNING, "IBA A17.9.3; setting cnp_gap",                    \
+	  "CNP sooner than cnp_gap after the previous CNP of its pacing scope (cnp_pacing: the CNP's destination QP, or the IP pair)") \
+	X(CE_UNANSWERED, "ce_unanswered", SEV_WARNING, "IBA A17.9.3; setting cnp_delay",      \
+	  "CE-marked requests no CNP from their destination answered within cnp_delay: once per pacing window, counted on the scope's next CE-marked request or CNP") \
 	X(NAK_PSN, "nak_psn", SEV_INFO, "IBA 9.7.5.2.4", "NAK: PSN sequence error")          \
 	X(NAK_INVALID, "nak_invalid", SEV_INFO, "IBA 9.7.5.2.4",                            \
 	  "NAK: invalid request (also invalid RD request, code 4)")                       \
@@ -221,7 +235,13 @@ static inline int rule_set_meets(const struct roceval_rule_set *a, __u64 mask0, 
 	X(TRACE_SAMPLES, "trace_samples", "trace_frames", "result=\"sampled\"",             \
 	  "violating frames sent to a running trace")                                     \
 	X(TRACE_SKIPPED, "trace_skipped", "trace_frames", "result=\"skipped\"",             \
-	  "violating frames not sampled: trace rate limit or ring buffer full")
+	  "violating frames not sampled: trace rate limit or ring buffer full")                \
+	X(PFC_FRAMES, "pfc_frames", "mac_control_frames", "kind=\"pfc\"",                    \
+	  "PFC pause frames (MAC control opcode 0x0101, IEEE 802.1Qbb), counted per priority in \"pfc\"") \
+	X(MAC_CONTROL_OTHER, "mac_control_other", "mac_control_frames", "kind=\"other\"",    \
+	  "MAC control frames (EtherType 0x8808) of another opcode: 802.3x PAUSE (0x0001) among them") \
+	X(MAC_CONTROL_MALFORMED, "mac_control_malformed", "mac_control_frames", "kind=\"malformed\"", \
+	  "MAC control frames too short for their opcode, as captured, or PFC frames with reserved class-enable bits set: counted, not read")
 
 /*
  * The counter families the totals above are exported in, roceval_<name>_total,
@@ -237,7 +257,8 @@ static inline int rule_set_meets(const struct roceval_rule_set *a, __u64 mask0, 
 	X("dropped_frames", "frames dropped by enforce mode")                              \
 	X("retransmitted_frames", "requests resent on reliable connections (RC, XRC, DC)")  \
 	X("timed_frames", "reliable-connection requests and responses timed for latencies, by the clock that timed them") \
-	X("trace_frames", "violating frames sampled to a running trace, or skipped by its rate limit or a full ring buffer")
+	X("trace_frames", "violating frames sampled to a running trace, or skipped by its rate limit or a full ring buffer") \
+	X("mac_control_frames", "MAC control frames (EtherType 0x8808) by kind: pfc (PFC pause frames), other opcodes, malformed")
 
 enum roceval_total {
 #define ROCEVAL_TOTAL_ENUM(e, id, metric, label, desc) TOTAL_##e,

@@ -13,7 +13,8 @@
  *	(latency_sample=flow)
  *   DURATION(key, field, unit_ns, default, max, syntax, help, expect)
  *	a __u32 count of unit_ns: a bare number is in that unit, or one of
- *	ns, us, ms, s with it (a whole number of units)
+ *	ns, us, ms, s with it (a whole number of units); printed in the
+ *	largest of those that divides it
  *   WORDS(key, field, words, help, expect)
  *	a __u32 index into "first|second|...", the first the default
  *   SWITCH(key, field, default, help, expect)
@@ -46,6 +47,9 @@
 #define ROCEVAL_REORDER_MAX 127
 #define ROCEVAL_REORDER_DEFAULT 127
 #define ROCEVAL_REORDER_TIME 1000 /* us */
+/* cnp_dscp, pcp, cnp_pcp: any value passes */
+#define ROCEVAL_SETTING_ANY 0xFFFFFFFFu
+#define ROCEVAL_MAX_DSCPS 8 /* the dscp list */
 
 #define ROCEVAL_SETTINGS(NUMBER, DURATION, WORDS, SWITCH, LIST)                                 \
 	NUMBER(pmtu, pmtu, 0, 0, 4096, 0, 0, setting_pmtu_check, "0|256|512|1024|2048|4096",    \
@@ -113,7 +117,59 @@
 		 "a CM-learned connection whose two ends both idle this long expires, and its"  \
 		 SETTING_BREAK "traffic is judged as if no CM was seen (conn_expired counts them);" \
 		 SETTING_BREAK "0 never; default 600.  A replay ages them by the capture's time", \
-		 "expected seconds, 0 (never) to 3153600000")
+		 "expected seconds, 0 (never) to 3153600000")                                   \
+	LIST(dscp, dscp, ROCEVAL_MAX_DSCPS, 0, 63, "any", 0, 0, "any|DSCP[,DSCP...]",          \
+	     "the DSCP values RoCEv2 data may carry (up to 8): a data frame with another"       \
+	     SETTING_BREAK "counts under 'dscp'; CNPs and RDMA CM MADs (QP1) are not data;"    \
+	     SETTING_BREAK "default any",                                                      \
+	     "expected 'any' or up to 8 DSCP values 0-63")                                     \
+	NUMBER(cnp_dscp, cnp_dscp, ROCEVAL_SETTING_ANY, 0, 63, "any", ROCEVAL_SETTING_ANY, 0,  \
+	       "any|DSCP",                                                                     \
+	       "the DSCP RoCEv2 CNPs must carry (NVIDIA's default is 48): another counts"      \
+	       SETTING_BREAK "under 'cnp_dscp'; default any",                                  \
+	       "expected 'any' or a DSCP value 0-63")                                          \
+	NUMBER(pcp, pcp, ROCEVAL_SETTING_ANY, 0, 7, "any", ROCEVAL_SETTING_ANY, 0, "any|PCP",  \
+	       "the 802.1Q priority RoCE data must carry when tagged (the outer tag): a"       \
+	       SETTING_BREAK "tagged data frame with another counts under 'pcp'; default any", \
+	       "expected 'any' or a priority 0-7")                                             \
+	NUMBER(cnp_pcp, cnp_pcp, ROCEVAL_SETTING_ANY, 0, 7, "any", ROCEVAL_SETTING_ANY, 0,     \
+	       "any|PCP",                                                                      \
+	       "the 802.1Q priority tagged CNPs must carry: another counts under 'cnp_pcp';"   \
+	       SETTING_BREAK "default any",                                                    \
+	       "expected 'any' or a priority 0-7")                                             \
+	WORDS(ect, ect_required, "any|required",                                               \
+	      "required: a RoCEv2 data frame that is Not-ECT (ECN 00), which a switch can"     \
+	      SETTING_BREAK "only drop, never mark, counts under 'not_ect'; ECT(0), ECT(1) and" \
+	      SETTING_BREAK "CE pass, and CNPs are exempt; default any",                       \
+	      "expected any or required")                                                      \
+	DURATION(cnp_gap, cnp_gap, 1000ull, 0, 60000000, "DURATION",                           \
+		 "the least time a notification point leaves between two CNPs of one pacing"   \
+		 SETTING_BREAK "scope (cnp_pacing): a CNP sooner after the last counts under"  \
+		 SETTING_BREAK "'cnp_gap'; whole microseconds (4us, 50us, 1ms; a bare number is" \
+		 SETTING_BREAK "us); 0 (default) off",                                         \
+		 "expected whole microseconds, 0 (off) to 60s: 4us, 50us, 1ms")                \
+	WORDS(cnp_pacing, cnp_pacing_ip, "qp|ip",                                              \
+	      "the scope CNPs are paced in, for cnp_gap and cnp_delay: qp (default), per"      \
+	      SETTING_BREAK "destination QP of the CNP; ip, per pair of IP addresses",         \
+	      "expected qp or ip")                                                             \
+	DURATION(cnp_delay, cnp_delay, 1000ull, 0, 60000000, "DURATION",                       \
+		 "a CE-marked request must be answered within this time by a CNP from its"     \
+		 SETTING_BREAK "destination back to its sender: a pacing window of them left"  \
+		 SETTING_BREAK "unanswered counts once under 'ce_unanswered', and each answer's" \
+		 SETTING_BREAK "delay goes into the ce_cnp latency; whole microseconds; 0"     \
+		 SETTING_BREAK "(default) off",                                                \
+		 "expected whole microseconds, 0 (off) to 60s: 50us, 1ms")                     \
+	DURATION(cnp_reaction, cnp_reaction, 1000ull, 0, 10000, "DURATION",                    \
+		 "the window before and after each CNP over which the sending rate of the"     \
+		 SETTING_BREAK "flow it slows is measured (the cnp_reaction histogram: after"  \
+		 SETTING_BREAK "over before); whole microseconds; 0 (default) off: live it"    \
+		 SETTING_BREAK "reads the clock on every request",                             \
+		 "expected whole microseconds, 0 (off) to 10ms: 50us, 200us")                    \
+	NUMBER(link_speed, link_speed, 0, 0, 1600000, "unknown", 0, 0, "MBITS|unknown",         \
+	       "the link's speed in Mb/s as ethtool shows it (25000 for 25 Gb/s): PFC pause"   \
+	       SETTING_BREAK "quanta (512 bit times each) are then also reported as time;"     \
+	       SETTING_BREAK "default unknown: quanta only",                                   \
+	       "expected unknown or a speed in Mb/s, 1-1600000")
 
 /* The fields of struct roceval_settings, one or two a row. */
 #define SETTING_FIELD_U32(key, field, ...) __u32 field;

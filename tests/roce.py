@@ -220,13 +220,14 @@ V4_SRC, V4_DST = "192.0.2.1", "192.0.2.2"
 V6_SRC, V6_DST = "2001:db8::1", "2001:db8::2"
 
 
-def frame(tp, *, ipv6=False, vlans=(), qinq=False, src=None, dst=None, tos=0x02, ttl=64,
+def frame(tp, *, ipv6=False, vlans=(), prios=(), qinq=False, src=None, dst=None, tos=0x02, ttl=64,
           tc=0x02, fl=0x12345, hlim=64, ip_id=1, df=True, ip_options=b"", mf=False, v6frag=False,
           frag_offset=0, sport=0xC000, dport=ROCE_PORT, udp_chksum=None, ip_len=None,
           udp_len=None, bad_icrc=False, icrc_bytes=None, eth_pad=b"", cut=0):
     """An Ethernet frame carrying transport bytes `tp` and their ICRC.
 
-    vlans: VLAN ids, outermost first (up to 2); qinq makes the outer tag 802.1ad.
+    vlans: VLAN ids, outermost first (up to 2); qinq makes the outer tag 802.1ad; prios: their
+    priorities (PCP), 0 where not given.
     ip_options: raw IPv4 option bytes (a multiple of 4).  mf/frag_offset: IPv4
     fragment fields; v6frag adds an IPv6 fragment header (M=1).
     ip_len/udp_len override the lengths (the ICRC still follows the real ones).
@@ -235,7 +236,8 @@ def frame(tp, *, ipv6=False, vlans=(), qinq=False, src=None, dst=None, tos=0x02,
     """
     l2 = Ether(dst=MAC_DST, src=MAC_SRC)
     for i, vid in enumerate(vlans):
-        l2 = l2 / (Dot1AD(vlan=vid) if qinq and i == 0 else Dot1Q(vlan=vid))
+        prio = prios[i] if i < len(prios) else 0
+        l2 = l2 / (Dot1AD(vlan=vid, prio=prio) if qinq and i == 0 else Dot1Q(vlan=vid, prio=prio))
     if ipv6:
         l3 = IPv6(src=src or V6_SRC, dst=dst or V6_DST, tc=tc, fl=fl, hlim=hlim, plen=ip_len)
         if v6frag:
@@ -273,6 +275,29 @@ def cnp(**kw):
     frame_kw = kw.pop("frame_kw", {})
     ipv6 = kw.pop("ipv6", False)
     return frame(transport(CNP_OPCODE, **kw), ipv6=ipv6, **frame_kw)
+
+
+# MAC control frames (mirrors-and-congestion.md): EtherType 0x8808, a 2-byte opcode; PFC
+# (IEEE 802.1Qbb) is opcode 0x0101, a class-enable vector (bit n = priority n), then eight pause
+# times in quanta of 512 bit times (0 = resume), to 01:80:C2:00:00:01.
+PFC_DST = "01:80:c2:00:00:01"
+
+
+def pfc(quanta, *, vector=None, opcode=0x0101, dst=PFC_DST, vlans=(), prios=(), cut=0):
+    """A PFC frame pausing priority p for quanta[p] (a dict); vector defaults to the priorities
+    given.  Padded to the 60 bytes of a minimum Ethernet frame, as a NIC sends it."""
+    if vector is None:
+        vector = sum(1 << p for p in quanta)
+    times = [quanta.get(p, 0) for p in range(8)]
+    l2 = Ether(dst=dst, src=MAC_SRC, type=0x8808)
+    if vlans:
+        l2 = Ether(dst=dst, src=MAC_SRC)
+        for i, vid in enumerate(vlans):
+            l2 = l2 / Dot1Q(vlan=vid, prio=prios[i] if i < len(prios) else 0)
+        l2.lastlayer().type = 0x8808
+    out = bytes(l2 / Raw(struct.pack(">HH8H", opcode, vector, *times)))
+    out += bytes(max(0, 60 - len(out)))
+    return out[:len(out) - cut] if cut else out
 
 
 def l3_offset(frm):

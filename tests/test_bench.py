@@ -13,7 +13,7 @@ from conftest import run
 FIELDS = ["payload", "family", "baseline_ns", "headers_ns", "full_ns", "zlib_ns", "icrc_vs_zlib",
           "headers_over_baseline_ns", "steady_read", "steady_baseline_ns", "steady_headers_ns",
           "steady_full_ns", "steady_icrc_vs_zlib", "steady_headers_over_baseline_ns",
-          "icrc_sample_ns"]
+          "steady_congestion_ns", "icrc_sample_ns"]
 FLOW_FIELDS = ["flows", "payload", "family", "steady_read", "steady_baseline_ns",
                "steady_headers_ns", "steady_headers_over_baseline_ns"]
 ANSWERED_FIELDS = ["answered", "payload", "family", "steady_read", "steady_baseline_ns",
@@ -83,6 +83,8 @@ def test_bench_json():
                            [(1, r["steady_headers_ns"]), (-1, r["steady_baseline_ns"])])
         assert list(r["icrc_sample_ns"]) == ["1", "2", "8", "64"]
         assert r["icrc_sample_ns"]["1"] == r["steady_full_ns"]
+        # the header path with every congestion setting on: the same frames, judged further
+        assert r["steady_congestion_ns"] > r["steady_baseline_ns"]
     # batches of small frames fit the test run's linear buffer: read in place, as live
     assert [r["steady_read"] for r in rows] == ["in_place"] * 4 + ["helper"] * 4
     assert [(r["flows"], r["payload"], r["family"]) for r in sweep] == \
@@ -127,7 +129,7 @@ def test_bench_table():
                               if line.lstrip().startswith("payload")))
     assert lines[steady].split() == ["payload", "family", "frame", "baseline", "headers", "full",
                                      "icrc/zlib", "hdr-base", "sample2", "sample8", "sample64",
-                                     "read"]
+                                     "cc-hdr", "read"]
     rows = [line.split() for line in lines[steady + 1:steady + 9]]
     assert [(r[0], r[1], int(r[2])) for r in rows] == \
         [(p, f, n) for (p, f), n in zip([(p, f) for p in ("0", "256", "1024", "4096")
@@ -135,7 +137,7 @@ def test_bench_table():
                                         [62, 82, 314, 334, 1082, 1102, 4154, 4174])]
     for r in rows:
         assert_combination(float(r[7]), 1, [(1, float(r[4])), (-1, float(r[3]))])
-    assert [r[11] for r in rows] == ["in_place"] * 4 + ["helper"] * 4
+    assert [r[12] for r in rows] == ["in_place"] * 4 + ["helper"] * 4
     flows = lines.index(next(line for line in lines if line.lstrip().startswith("flows")))
     assert [line.split()[0] for line in lines[flows + 1:flows + 5]] == ["1", "2", "1024", "65536"]
     answered = lines.index(next(line for line in lines if "answered by an ACK" in line))

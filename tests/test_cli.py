@@ -261,7 +261,8 @@ def test_rules_text_and_markdown():
     blank = text.index("")
     assert [line.split()[0] for line in text[1:blank]] == ids
     # then the latency kinds, from the same header
-    assert [line.split()[0] for line in text[blank + 1:]] == ["LATENCY", "ack", "read", "nak_retx", "rnr_retry"]
+    assert [line.split()[0] for line in text[blank + 1:]] == ["LATENCY", "ack", "read", "nak_retx", "rnr_retry",
+                                                           "ce_cnp"]
     md = run("rules", "--markdown", check=True).stdout
     assert [m for m in re.findall(r"^\| `(\w+)` \| (?:error|warning|info) \|", md, re.M)] == ids
     one_error_line(run("rules", "--yaml"), 2, "rules")
@@ -308,7 +309,7 @@ def test_rule_references_cite_the_specification():
     rules = json.loads(run("rules", "--json", check=True).stdout)
     for r in rules:
         assert "rocev2.md" not in r["reference"], r
-        assert re.match(r"^(IBA [A0-9]|RFC \d|roceval)", r["reference"]), r
+        assert re.match(r"^(IBA [A0-9]|RFC \d|IEEE 802|roceval)", r["reference"]), r
 
 
 def test_more_flows_grammar(tmp_path):

@@ -183,7 +183,7 @@ def test_an_ack_answering_nothing_new_takes_no_time(tmp_path):
               (6 * US, c.to_a("RDMA_READ_RESPONSE_ONLY", p + 1, 64))]
     r = timed(tmp_path, frames, cm=False, conn=c)
     assert {k: v["count"] for k, v in r["latency"].items()} == \
-        {"ack": 1, "read": 1, "nak_retx": 0, "rnr_retry": 0}
+        {"ack": 1, "read": 1, "nak_retx": 0, "rnr_retry": 0, "ce_cnp": 0}
     assert [r[k] for k in CLOCKS] == [4, 0, 0, 0, 0]
 
 
@@ -335,7 +335,7 @@ def test_live_latency_counts_as_replay(netns, tmp_path):
     frames += [c.to_a("ACKNOWLEDGE", p + 1), c.to_a("ACKNOWLEDGE", p + 3),
                c.to_b("RDMA_READ_REQUEST", p + 4, 0, dmalen=64),
                c.to_a("RDMA_READ_RESPONSE_ONLY", p + 4, 64)]
-    expected = {"ack": 4, "read": 1, "nak_retx": 0, "rnr_retry": 0}
+    expected = {"ack": 4, "read": 1, "nak_retx": 0, "rnr_retry": 0, "ce_cnp": 0}
     # the four SENDs, the READ, two ACKs and the READ response each take a time
     timed = 8
     r = replay(tmp_path, frames)

@@ -28,6 +28,8 @@ STATEFUL |= {"retx_episode", "retx_changed", "retx_uncompared", "retx_timeout", 
 STATEFUL |= {"retx_timeout_early", "rnr_retry_early", "read_rerequest"}
 # Reordering and a READ's PSN count judge a request against the ones before it: test_reorder.py.
 STATEFUL |= {"psn_reorder", "psn_unjudged"}
+# CNP pacing and CE answered judge a frame against the CNPs and marks before it: test_congestion.py.
+STATEFUL |= {"cnp_gap", "ce_unanswered"}
 
 
 class Case:
@@ -395,6 +397,39 @@ case("ecn_ce", "near", "v6_flow_label_ones", rframe(0x04, 16, ipv6=True,
                                                     frame_kw={"tc": 0, "fl": 0xFFFFF}), {})
 case("ecn_ce", "near", "not_roce_port", rframe(0x04, 16, frame_kw={"tos": 0x03, "dport": 4792}),
      {}, roce=0)
+
+# --- traffic classes: each judged only when its setting asks -------------------------
+QOS = ("--set", "dscp=26,46", "--set", "cnp_dscp=48", "--set", "pcp=3", "--set", "cnp_pcp=6",
+       "--set", "ect=required")
+case("dscp", "trip", "v4_dscp_0", rframe(0x04, 16, frame_kw={"tos": 0 << 2 | 2}), {"dscp": 1}, opts=QOS)
+case("dscp", "trip", "v6_ack_dscp_48", rframe(0x11, ipv6=True, frame_kw={"tc": 48 << 2 | 1}), {"dscp": 1},
+     opts=QOS)
+case("dscp", "near", "listed", [rframe(0x04, 16, frame_kw={"tos": 26 << 2 | 2}),
+                                rframe(0x04, 16, ipv6=True, frame_kw={"tc": 46 << 2 | 2})], {}, opts=QOS)
+case("dscp", "near", "cnp_and_mad_are_not_data",
+     [cnp(frame_kw={"tos": 48 << 2}), rframe(0x64, 16, dqpn=1, frame_kw={"tos": 2})], {"cnp": 1}, opts=QOS)
+case("dscp", "near", "setting_off", rframe(0x04, 16, frame_kw={"tos": 2}), {})
+case("cnp_dscp", "trip", "dscp_0", cnp(frame_kw={"tos": 0}), {"cnp": 1, "cnp_dscp": 1}, opts=QOS)
+case("cnp_dscp", "trip", "v6_dscp_46", cnp(ipv6=True, frame_kw={"tc": 46 << 2}), {"cnp": 1, "cnp_dscp": 1},
+     opts=QOS)
+case("cnp_dscp", "near", "dscp_48_ect0", cnp(frame_kw={"tos": 48 << 2 | 2}), {"cnp": 1}, opts=QOS)
+case("pcp", "trip", "prio_0", rframe(0x04, 16, frame_kw={"vlans": (5,), "tos": 26 << 2 | 2}), {"pcp": 1},
+     opts=QOS)
+case("pcp", "trip", "outer_of_two", rframe(0x04, 16, frame_kw={"vlans": (5, 6), "prios": (2, 3),
+                                                                "tos": 26 << 2 | 2}), {"pcp": 1}, opts=QOS)
+case("pcp", "near", "prio_3_or_untagged", [rframe(0x04, 16, frame_kw={"vlans": (5,), "prios": (3,),
+                                                                       "tos": 26 << 2 | 2}),
+                                            rframe(0x04, 16, frame_kw={"tos": 26 << 2 | 2})], {}, opts=QOS)
+case("cnp_pcp", "trip", "prio_3", cnp(frame_kw={"vlans": (5,), "prios": (3,), "tos": 48 << 2}),
+     {"cnp": 1, "cnp_pcp": 1}, opts=QOS)
+case("cnp_pcp", "near", "prio_6", cnp(frame_kw={"vlans": (5,), "prios": (6,), "tos": 48 << 2}), {"cnp": 1},
+     opts=QOS)
+case("not_ect", "trip", "v4", rframe(0x0A, 16, frame_kw={"tos": 26 << 2}), {"not_ect": 1}, opts=QOS)
+case("not_ect", "trip", "v6", rframe(0x04, 16, ipv6=True, frame_kw={"tc": 26 << 2}), {"not_ect": 1},
+     opts=QOS)
+case("not_ect", "near", "ect0_ect1_ce", [rframe(0x04, 16, frame_kw={"tos": 26 << 2 | e}) for e in (1, 2, 3)],
+     {"ecn_ce": 1}, opts=QOS)
+case("not_ect", "near", "not_ect_cnp", cnp(frame_kw={"tos": 48 << 2}), {"cnp": 1}, opts=QOS)
 
 # --- what is and is not RoCEv2 ------------------------------------------------------
 case("port", "near", "4792_not_roce", rframe(0x04, 16, frame_kw={"dport": 4792}), {}, roce=0)

@@ -201,8 +201,9 @@ static void check_any_frame(const struct frame *f, enum mode mode, const struct 
 	if (e->roce)
 		return;
 	for (int i = 0; i < TOTAL__COUNT; i++)
-		if (i != TOTAL_FRAMES && i != TOTAL_BYTES && d->total[i])
-			violation(f, mode, "not RoCEv2 but %s grew", total_ids[i]);
+		if (i != TOTAL_FRAMES && i != TOTAL_BYTES && d->total[i] != (i == e->mac_control))
+			violation(f, mode, "not RoCEv2 but %s grew by %llu, expected %d", total_ids[i],
+				  (unsigned long long)d->total[i], i == e->mac_control);
 	for (int i = 0; i < RULE__COUNT; i++)
 		if (d->rule[i])
 			violation(f, mode, "not RoCEv2 but rule %s counted", rule_ids[i]);
@@ -481,7 +482,9 @@ static void run_round(const struct seed *sd, enum mode mode)
 	build_seed(&base, sd);
 	push(&base, mode);
 	/* A seed is valid: whatever else is wrong with a mutant comes from its mutations. */
-	if (error_rules(&last) || (mode != MODE_SAMPLE && last.total[TOTAL_ICRC_OK] != 1))
+	if (sd->pfc && last.total[TOTAL_PFC_FRAMES] != 1)
+		violation(&base, mode, "seed PFC frame not counted as one");
+	else if (!sd->pfc && (error_rules(&last) || (mode != MODE_SAMPLE && last.total[TOTAL_ICRC_OK] != 1)))
 		violation(&base, mode, "seed frame (opcode 0x%02x) broke an error rule or its ICRC", sd->opcode);
 	/* Truncation at every offset of the headers, then sparser through the payload. */
 	stride = base.len > 256 ? base.len / 64 : 1;

@@ -62,6 +62,7 @@ struct expect {
 	uint32_t l3, iphl, dlen;
 	bool ipv6;
 	bool v1; /* RoCEv1: a GRH, no UDP */
+	int mac_control; /* the total a MAC control frame moves (TOTAL_PFC_FRAMES...), else -1 */
 };
 
 void expect_frame(const uint8_t *d, uint32_t len, struct expect *e);
@@ -72,6 +73,7 @@ void fix_icrc(struct frame *f);
 struct seed {
 	uint8_t opcode;
 	bool cm; /* a UD SEND_ONLY to QP1 carrying an RDMA CM MAD */
+	bool pfc; /* not RoCE: a PFC pause frame (MAC control, IEEE 802.1Qbb) */
 	bool ipv6;
 	int nvlan;
 	uint32_t pmtu;

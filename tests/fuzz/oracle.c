@@ -117,11 +117,29 @@ static void expect_icrc(const uint8_t *d, uint32_t off, struct expect *e)
 		e->icrc_ok = oracle_icrc(d + off, e) == found;
 }
 
+/*
+ * A MAC control frame (EtherType 0x8808) with its opcode at off: PFC when the
+ * opcode is 0x0101 and the class-enable vector's reserved high byte is 0,
+ * malformed when too short for its opcode (2 bytes; PFC's 20), else another
+ * opcode (mirrors-and-congestion.md, IEEE 802.1Qbb).
+ */
+static int expect_mac_control(const uint8_t *d, uint32_t len, uint32_t off)
+{
+	if (off + 2 > len)
+		return TOTAL_MAC_CONTROL_MALFORMED;
+	if (get16(d + off) != 0x0101)
+		return TOTAL_MAC_CONTROL_OTHER;
+	if (off + 20 > len || d[off + 2])
+		return TOTAL_MAC_CONTROL_MALFORMED;
+	return TOTAL_PFC_FRAMES;
+}
+
 void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
 {
 	uint32_t off = 14, l4, proto, iplen = 0;
 
 	memset(e, 0, sizeof(*e));
+	e->mac_control = -1;
 	if (len < 14)
 		return;
 	proto = get16(d + 12);
@@ -132,6 +150,10 @@ void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
 		off += 4;
 	}
 	e->l3 = off;
+	if (proto == 0x8808) {
+		e->mac_control = expect_mac_control(d, len, off);
+		return;
+	}
 	if (proto == 0x8915) {
 		if (expect_grh(d, len, off, e))
 			expect_icrc(d, off, e);

@@ -144,12 +144,33 @@ static void seed_payload(uint8_t *x, const struct seed *sd, uint32_t payload)
 	put32(x + CM_MAD_HDR_LEN + CM_REMOTE_COMM_ID, rnd_below(4));
 }
 
+/* A PFC frame: some priorities paused for random times, some resumed (0), the rest not named. */
+static void build_pfc(struct frame *f, const struct seed *sd)
+{
+	uint8_t *p;
+
+	memset(f->d, 0, 64);
+	f->how[0] = '\0';
+	p = seed_l2(f->d, sd);
+	memcpy(f->d, "\x01\x80\xc2\x00\x00\x01", 6);
+	put16(p - 2, 0x8808);
+	put16(p, 0x0101);
+	put16(p + 2, rnd() & 0xFF);
+	for (int i = 0; i < 8; i++)
+		put16(p + 4 + 2 * i, chance(30) ? 0 : rnd());
+	f->len = 60 + 4 * sd->nvlan;
+}
+
 void build_seed(struct frame *f, const struct seed *sd)
 {
 	uint32_t transport = sd->opcode >> 5, payload = 0, pad = 0, hdrs = 0, xth = 0, tlen;
 	const struct roce_op *op = NULL;
 	uint8_t *ip, *x;
 
+	if (sd->pfc) {
+		build_pfc(f, sd);
+		return;
+	}
 	memset(f->d, 0, 256);
 	f->how[0] = '\0';
 	ip = seed_l2(f->d, sd);
@@ -214,5 +235,11 @@ void make_seeds(void)
 		sd->ipv6 = i & 1;
 		sd->nvlan = i % 3;
 		sd->pmtu = 4096;
+	}
+	for (int i = 0; i < 3; i++) {
+		struct seed *sd = &seeds[nseeds++];
+
+		sd->pfc = true;
+		sd->nvlan = i;
 	}
 }

@@ -111,6 +111,10 @@ static int measure_frame(struct progs *p, struct frame *f, struct stream *st, un
 		if (!err)
 			err = run_stream(p->replay_fd, p->b, st, repeat, &ns[(S_CURVE + c) * stride]);
 	}
+	if (!err)
+		err = set_congestion(p->settings_fd, &p->cfg, SAMPLE_NEVER);
+	if (!err)
+		err = run_stream(p->replay_fd, p->b, st, repeat, &ns[S_CC * stride]);
 	return err;
 }
 
@@ -323,6 +327,7 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 		json_double(&w, "steady_full_ns", ns[S_FULL], 1);
 		json_double(&w, "steady_icrc_vs_zlib", (ns[S_FULL] - ns[S_HEADERS]) / ns[ZLIB], 3);
 		json_double(&w, "steady_headers_over_baseline_ns", ns[S_HEADERS] - ns[S_BASELINE], 1);
+		json_double(&w, "steady_congestion_ns", ns[S_CC], 1);
 		json_object_begin(&w, "icrc_sample_ns");
 		for (unsigned int c = 0; c < NCURVE; c++) {
 			char key[16];
@@ -389,17 +394,17 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 		       f->ns[HEADERS] - f->ns[BASELINE], 1e3 / full, f->len * 8.0 / full);
 	}
 	printf("\nSteady path (the next PSN of an established flow each time, in replay batches):\n");
-	printf("%7s %6s %5s %9s %8s %8s %12s %9s %8s %8s %8s  %s\n", "payload", "family", "frame",
+	printf("%7s %6s %5s %9s %8s %8s %12s %9s %8s %8s %8s %8s  %s\n", "payload", "family", "frame",
 	       "baseline", "headers", "full", "icrc/zlib", "hdr-base", "sample2", "sample8",
-	       "sample64", "read");
+	       "sample64", "cc-hdr", "read");
 	for (int i = 0; i < n; i++) {
 		const struct frame *f = &frames[i];
 
-		printf("%7u %6s %5zu %9.1f %8.1f %8.1f %12.2f %9.1f %8.1f %8.1f %8.1f  %s\n", f->payload,
+		printf("%7u %6s %5zu %9.1f %8.1f %8.1f %12.2f %9.1f %8.1f %8.1f %8.1f %8.1f  %s\n", f->payload,
 		       f->ipv6 ? "ipv6" : "ipv4", f->len, f->ns[S_BASELINE], f->ns[S_HEADERS],
 		       f->ns[S_FULL], (f->ns[S_FULL] - f->ns[S_HEADERS]) / f->ns[ZLIB],
 		       f->ns[S_HEADERS] - f->ns[S_BASELINE], f->ns[S_CURVE + 1], f->ns[S_CURVE + 2],
-		       f->ns[S_CURVE + 3], read_mode(record_bytes(f, NULL)));
+		       f->ns[S_CURVE + 3], f->ns[S_CC] - f->ns[S_HEADERS], read_mode(record_bytes(f, NULL)));
 	}
 	printf("\nSteady header path by live flows (%u-byte payload, %s):\n",
 	       frames[SWEEP_FRAME].payload, frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
@@ -417,7 +422,9 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	printf("\nicrc/zlib = (full - headers) / zlib; hdr-base = headers - baseline.\n"
 	       "Mpps and Gb/s are one core running the full program; frame is the Ethernet\n"
 	       "frame without FCS, and Gb/s counts those bytes.  sampleN is the full program\n"
-	       "with icrc_sample=N.  ack-base is the answered ACK alone: twice the answered\n"
+	       "with icrc_sample=N.  cc-hdr is what the steady header path costs more with every\n"
+	       "congestion setting on (traffic classes, ect, cnp_gap, cnp_delay, cnp_reaction; the\n"
+	       "frames meet them all).  ack-base is the answered ACK alone: twice the answered\n"
 	       "stream's hdr-base less the 2-flow SEND's.\n");
 }
 
@@ -551,7 +558,9 @@ static const struct cmd_opt bench_opts[] = {
 		  "steady_read (in_place or helper), the same for the steady path\n"
 		  "as steady_baseline_ns, steady_headers_ns, steady_full_ns,\n"
 		  "steady_icrc_vs_zlib and steady_headers_over_baseline_ns, and\n"
-		  "icrc_sample_ns (steady full path by icrc_sample); then one per\n"
+		  "icrc_sample_ns (steady full path by icrc_sample),\n"
+		  "steady_congestion_ns (the steady header path with every\n"
+		  "congestion setting on); then one per\n"
 		  "flow count: flows, payload, family, steady_read,\n"
 		  "steady_baseline_ns, steady_headers_ns and\n"
 		  "steady_headers_over_baseline_ns; then the answered stream's:\n"
@@ -610,7 +619,7 @@ const struct command cmd_bench = {
 		"place as it reads an attached interface's frames (read: in_place); larger frames\n"
 		"go in 60 KB batches and most are read with the load helper, as a replay's are\n"
 		"(read: helper).  The steady path also gives the cost of icrc_sample=1, 2, 8 and\n"
-		"64, and the header path of 256-byte IPv4 frames spread over 1, 2, 1024 and 65536\n"
+		"64, and of its header path with every congestion setting on (cc-hdr), and the header path of 256-byte IPv4 frames spread over 1, 2, 1024 and 65536\n"
 		"live flows, then of 1 flow whose every SEND is answered by an ACK from the other side\n"
 		"(each in a program of its own with the default flow table).  That ACK is matched\n"
 		"to its request, as on a host that sees both directions; the ACK of the rows above\n"

@@ -13,6 +13,7 @@ void frame_build(struct frame *f, unsigned int payload, bool ipv6, unsigned int 
 	struct pkt_spec s = {
 		.src_mac = { 2, 0, 0, 0, 0, 1 }, .dst_mac = { 2, 0, 0, 0, 0, 2 }, .vlan = -1,
 		.ipv6 = ipv6, .ttl = 64, .sport = 49152,
+		.tos = BENCH_DSCP << 2 | 2, /* ECT(0): in the class set_congestion() names */
 		.opcode = payload ? OP_RC_SEND_ONLY : OP_RC_ACKNOWLEDGE,
 		.migreq = true, /* as ConnectX sends it */
 		.pkey = 0xFFFF,

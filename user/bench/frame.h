@@ -12,9 +12,13 @@
 #define OP_RC_ACKNOWLEDGE 0x11
 #define FRAME_MAX 8192
 #define NCURVE 4 /* icrc_sample values on the cost curve */
+#define BENCH_DSCP 26
 
-/* Single-frame runs (duplicate path), then the steady path with the icrc_sample curve. */
-enum { BASELINE, HEADERS, FULL, ZLIB, S_BASELINE, S_HEADERS, S_CURVE, NMEASURE = S_CURVE + NCURVE };
+/*
+ * Single-frame runs (duplicate path), then the steady path with the
+ * icrc_sample curve, and its header path with every congestion setting on.
+ */
+enum { BASELINE, HEADERS, FULL, ZLIB, S_BASELINE, S_HEADERS, S_CURVE, S_CC = S_CURVE + NCURVE, NMEASURE };
 
 struct frame {
 	unsigned int payload;

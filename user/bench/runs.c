@@ -216,6 +216,29 @@ int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const char *n
 	return set_sampling(settings_fd, cfg, n, "1");
 }
 
+int set_congestion(int settings_fd, struct roceval_settings *cfg, const char *icrc)
+{
+	static const char *const on[] = { "dscp=26", "cnp_dscp=48", "pcp=3", "cnp_pcp=6", "ect=required",
+					  "cnp_gap=4us", "cnp_delay=50us", "cnp_reaction=50us" };
+	char err[128];
+	int ret;
+
+	settings_defaults(cfg);
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
+		if (settings_assign(cfg, on[i], err, sizeof(err))) {
+			pr_warn("%s", err);
+			return -EINVAL;
+		}
+	if (settings_set(cfg, "icrc_sample", icrc, err, sizeof(err))) {
+		pr_warn("%s", err);
+		return -EINVAL;
+	}
+	ret = roceval_settings_write(settings_fd, cfg);
+	if (ret)
+		pr_warn("Couldn't write the settings map: %s", strerror(-ret));
+	return ret;
+}
+
 /*
  * Runs each frame once with every check on and makes sure the program saw
  * a RoCEv2 frame with a good ICRC and nothing wrong: a benchmark of frames

@@ -63,6 +63,11 @@ int set_sampling(int settings_fd, struct roceval_settings *cfg, const char *icrc
 /* set_sampling() with every request timed. */
 int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const char *n);
 /*
+ * The defaults with icrc_sample as given and every congestion setting on, each
+ * of which the bench's frames meet (data at DSCP 26 and ECT(0), untagged).
+ */
+int set_congestion(int settings_fd, struct roceval_settings *cfg, const char *icrc);
+/*
  * Runs each frame once with every check on and makes sure the program saw
  * a RoCEv2 frame with a good ICRC and nothing wrong: a benchmark of frames
  * the program rejects early would time the wrong path.

@@ -269,6 +269,7 @@ static int run_option(struct gen *g, struct gen_out *o, struct gen_cli *cli, int
 	if (parse_rate(arg, &g->rate[opt - OPT_FAULT]))
 		return command_usage_error(&cmd_gen, "--%s wants a rate from 0 to 1 (or 0%% to 100%%): '%s'",
 					   gen_faults[opt - OPT_FAULT].opt, arg);
+	g->qos |= gen_cc_fault(opt - OPT_FAULT);
 	return 0;
 }
 
@@ -632,6 +633,30 @@ static const struct cmd_opt gen_opts[] = {
 	{ FAULT("mismatched-pmtu", CM_PMTU),
 	  .help = "(with --cm) a REQ announces half the traffic's PMTU\n"
 		  "(512 for 256): every frame it makes too long      -> payload_length" },
+	{ .heading = "\n"
+		     "Congestion faults.  Data goes at DSCP 26 and ECT(0), CNPs at DSCP 48 Not-ECT; with any of\n"
+		     "the first five, the summary predicts the counts replay makes with the settings dscp=26,\n"
+		     "cnp_dscp=48, ect=required, cnp_gap=4us and cnp_delay=50us (its \"settings\"), cnp_gap\n"
+		     "and ce_unanswered for a capture only, whose times gen fixes:", .no_short = true },
+	{ FAULT("dscp", DSCP),
+	  .help = "a data frame sent at DSCP 0                       -> dscp" },
+	{ FAULT("cnp-dscp", CNP_DSCP),
+	  .help = "a CNP sent at DSCP 0                              -> cnp_dscp" },
+	{ FAULT("not-ect", NOT_ECT),
+	  .help = "a data frame sent Not-ECT                         -> not_ect" },
+	{ FAULT("cnp-burst", CNP_BURST),
+	  .help = "a CNP sent twice, a microsecond apart (CNPs of the\n"
+		  "traffic closer than 4 us to their QP's last count too) -> cnp_gap" },
+	{ FAULT("ce-unanswered", CE_UNANSWERED),
+	  .help = "an RC/UC request CE-marked, then 51 us later a CNP\n"
+		  "to its sender (also ecn_ce, cnp); only where no CNP\n"
+		  "to its host came in the 50 us before, as that one\n"
+		  "would answer it; --mutate-variant then marks no\n"
+		  "request CE                                        -> ce_unanswered" },
+	{ FAULT("pfc", PFC),
+	  .help = "adds a PFC pause frame before the frame: 1 to 3 of\n"
+		  "the 8 priorities, a quarter of them resumed (XON);\n"
+		  "on a NIC's link it pauses the peer              -> pfc_frames" },
 	CMD_OPT_END,
 };
 

@@ -105,6 +105,7 @@ static int parse_options(int argc, char **argv, struct replay_opts *o)
 struct replay_result {
 	struct roceval_counters c;
 	struct roceval_latency_hist latency[LAT__COUNT];
+	struct roceval_congestion cc;
 	struct flow_entry *flows;
 	int nflows, conns_fd, ends_fd, rej_fd;
 };
@@ -118,6 +119,11 @@ static int collect(struct replay *r, struct replay_result *res)
 	err = latency_read(replay_latency_fd(r), res->latency);
 	if (err) {
 		pr_warn("Couldn't read the latency histograms: %s", strerror(-err));
+		return err;
+	}
+	err = congestion_read(replay_congestion_fd(r), &res->cc);
+	if (err) {
+		pr_warn("Couldn't read the congestion map: %s", strerror(-err));
 		return err;
 	}
 	replay_cm_fds(r, &res->conns_fd, &res->ends_fd, &res->rej_fd);
@@ -142,6 +148,7 @@ static void print_json(const struct replay_result *res, const struct replay_opts
 	retransmission_json(&w, &res->c);
 	latency_json(&w, res->latency);
 	reorder_json(&w, &res->c);
+	congestion_json(&w, &res->cc, o->cfg);
 	cm_rej_json(&w, res->rej_fd);
 	cm_connections_json(&w, res->conns_fd);
 	flows_json(&w, res->flows, res->nflows, o->top);
@@ -174,6 +181,7 @@ static void print_text(const struct replay_result *res, const struct replay_opts
 	counters_print_table(stdout, c, NULL, NULL, 1);
 	latency_print(stdout, res->latency);
 	reorder_print(stdout, &res->c);
+	congestion_print(stdout, &res->cc, o->cfg);
 	flows_print_table(stdout, res->flows, res->nflows, o->top);
 }
 
@@ -231,12 +239,15 @@ static const struct cmd_opt replay_opts[] = {
 	  .help = "one JSON object on stdout: every total (frames, roce, rocev1,\n"
 		  "rocev2_ipv4, rocev2_ipv6, icrc_ok, icrc_bad, icrc_unchecked,\n"
 		  "icrc_skipped, snapped, ...), \"rules\" with every rule id\n"
-		  "(zeros too), \"reorder\" (the psn_reorder packets by how many\n"
-		  "PSNs behind the newest they came: count, sum_psns, p50_psns,\n"
-		  "p99_psns, buckets of le_psns), \"icrc_all_bad_both_directions\"\n"
-		  "(true when every ICRC checked failed, both ways between two\n"
-		  "hosts: a capture-path artefact, also said in a note in the\n"
-		  "table form),\n"
+		  "(zeros too), \"icrc_all_bad_both_directions\" (true when every ICRC\n"
+		  "checked failed, both ways between two hosts: a capture-path\n"
+		  "artefact, also said in a note in the table form),\n"
+		  "\"latency\" (histograms by kind, ce_cnp among them), \"reorder\"\n"
+		  "(the psn_reorder packets by how many PSNs behind the newest\n"
+		  "they came: count, sum_psns, p50_psns, p99_psns, buckets of\n"
+		  "le_psns), \"pfc\" (PFC pause frames per priority: frames, xoff,\n"
+		  "xon, quanta, and pause_ns with link_speed), \"cnp_reaction\"\n"
+		  "(after/before rate ratios around CNPs, with cnp_reaction),\n"
 		  "\"cm_rej_reasons\" (RDMA CM rejections per reason),\n"
 		  "\"connections\" (each RDMA CM connection learned: state,\n"
 		  "service, both sides' address, QPN and Starting PSN, PMTU,\n"

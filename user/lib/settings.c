@@ -80,6 +80,14 @@ static __u32 u32_in(const struct roceval_settings *s, const struct setting *d)
 	return *(const __u32 *)((const char *)s + d->off);
 }
 
+void settings_derive(struct roceval_settings *s)
+{
+	s->cc_on = (s->n_dscp || s->cnp_dscp != ROCEVAL_SETTING_ANY || s->pcp != ROCEVAL_SETTING_ANY ||
+		    s->cnp_pcp != ROCEVAL_SETTING_ANY || s->ect_required ? ROCEVAL_CC_QOS : 0) |
+		   (s->cnp_gap ? ROCEVAL_CC_GAP : 0) | (s->cnp_delay ? ROCEVAL_CC_CE : 0) |
+		   (s->cnp_reaction ? ROCEVAL_CC_REACTION : 0);
+}
+
 void settings_defaults(struct roceval_settings *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -137,6 +145,25 @@ static bool parse_duration(const struct setting *d, const char *value, __u32 *ou
 		return false;
 	*out = v;
 	return true;
+}
+
+/* v of the row's units in the largest unit that divides it, as parse_duration() reads it back. */
+static void format_duration(const struct setting *d, __u32 v, char *buf, size_t len)
+{
+	static const struct {
+		const char *suffix;
+		unsigned long long ns;
+	} units[] = { { "s", 1000000000 }, { "ms", 1000000 }, { "us", 1000 }, { "ns", 1 } };
+	unsigned long long ns = (unsigned long long)v * d->unit_ns;
+	size_t i = 0;
+
+	if (!ns) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	while (ns % units[i].ns)
+		i++;
+	snprintf(buf, len, "%llu%s", ns / units[i].ns, units[i].suffix);
 }
 
 /* "a,b,c" of numbers in the row's range into out[cap]; the count or -1. */
@@ -273,7 +300,7 @@ int settings_format(const struct roceval_settings *s, const char *key, char *buf
 			snprintf(buf, len, "%u", v < d->min ? d->min : v);
 		break;
 	case KIND_DURATION:
-		snprintf(buf, len, "%u", v);
+		format_duration(d, v, buf, len);
 		break;
 	case KIND_WORDS:
 		word_at(d->word, v, buf, len);

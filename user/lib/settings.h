@@ -41,6 +41,8 @@
 			 SETTING_HELP_CONF_L)
 
 void settings_defaults(struct roceval_settings *s);
+/* What no user sets: the fields the program reads that follow from the settings (cc_on). */
+void settings_derive(struct roceval_settings *s);
 /* 0, or -EINVAL with the reason in err. */
 int settings_set(struct roceval_settings *s, const char *key, const char *value, char *err,
 		 size_t errlen);

@@ -613,6 +613,8 @@ static void render_metrics(void *ctx, FILE *f)
 	static struct roceval_counters c[DAEMON_MAX_IFACES];
 	static __u64 rej[DAEMON_MAX_IFACES][ROCEVAL_CM_REJ_SLOTS];
 	static struct roceval_latency_hist lat[DAEMON_MAX_IFACES][LAT__COUNT];
+	static struct roceval_congestion cc[DAEMON_MAX_IFACES];
+	struct roceval_settings cfg;
 	static struct prom_iface pi[DAEMON_MAX_IFACES];
 	struct daemon *d = ctx;
 	int n = 0;
@@ -636,6 +638,8 @@ static void render_metrics(void *ctx, FILE *f)
 			.flows_max = flow_capacity(s->li.flows_fd),
 			.cm_rej = cm_rej_read(s->li.cm_rej_fd, rej[n]) ? NULL : rej[n],
 			.latency = s->li.latency_fd < 0 || latency_read(s->li.latency_fd, lat[n]) ? NULL : lat[n],
+			.cc = s->li.congestion_fd < 0 || congestion_read(s->li.congestion_fd, &cc[n]) ? NULL : &cc[n],
+			.link_speed = roceval_settings_read(s->li.settings_fd, &cfg) ? 0 : cfg.link_speed,
 		};
 		n++;
 	}

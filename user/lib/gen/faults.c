@@ -139,6 +139,8 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 
 	if (d->flags & DF_CM)
 		return cm_fault_eligible(c, d, f);
+	if (gen_cc_fault(f) || f == F_PFC)
+		return gen_cc_eligible(g, c, d, f);
 	/*
 	 * Until its flow has shown the PMTU, a READ's PSN count is unknown to
 	 * roceval replaying without --pmtu: the request after it sets the
@@ -262,7 +264,8 @@ static void flip_invariant(uint8_t *fr, const struct pkt_layout *lay, uint8_t op
 	}
 }
 
-static enum mutation mutate_variant(uint8_t *fr, const struct pkt_layout *lay, bool cnp, uint64_t *rng)
+/* ce: a CE mark may be made (not on a CNP, nor where --ce-unanswered predicts the CE marks alone). */
+static enum mutation mutate_variant(uint8_t *fr, const struct pkt_layout *lay, bool cnp, bool ce, uint64_t *rng)
 {
 	enum mutation cand[M__COUNT];
 	int n = 0;
@@ -271,7 +274,7 @@ static enum mutation mutate_variant(uint8_t *fr, const struct pkt_layout *lay, b
 
 	cand[n++] = M_TTL;
 	cand[n++] = M_DSCP;
-	if (!cnp) /* routers mark CE only on ECN-capable packets */
+	if (!cnp && ce) /* routers mark CE only on ECN-capable packets */
 		cand[n++] = M_ECN_CE;
 	cand[n++] = M_UDP_CSUM;
 	cand[n++] = M_FECN;
@@ -558,9 +561,16 @@ static void damage(struct gen *g, const struct conn *c, const struct desc *d, ui
 		    ((get16(frame + lay->bth + 2) ^ g->pkey) & 0x7FFF))
 			g->pkey_breaks++;
 		break;
-	case F_MUTATE:
-		g->mutated[mutate_variant(frame, lay, d->opcode == ROCE_OPCODE_CNP, &g->fault_rng)]++;
+	case F_MUTATE: {
+		bool cnp = d->opcode == ROCE_OPCODE_CNP;
+		/* a CE-marked request owes a CNP, which --ce-unanswered's predictions count alone */
+		bool ce = !(g->rate[F_CE_UNANSWERED] && (d->flags & DF_REQUEST));
+		enum mutation m = mutate_variant(frame, lay, cnp, ce, &g->fault_rng);
+
+		g->mutated[m]++;
+		g->dscp_mutated[cnp] += m == M_DSCP;
 		break;
+	}
 	case F_SE:
 		frame[lay->bth + 1] |= 0x80;
 		pkt_finish(frame, lay);
@@ -581,6 +591,7 @@ static int send_desc(struct gen *g, struct gen_out *o, struct conn *c, const str
 	size_t len;
 	int err;
 
+	g->now_ns = gen_out_time(o);
 	if (d->flags & DF_REQUEST)
 		c->prev_dropped[d->side] = f == F_DROP || f == F_NAK_WRONG || f == F_GO_BACK_0;
 	if (f != F_NONE)
@@ -600,6 +611,8 @@ static int send_desc(struct gen *g, struct gen_out *o, struct conn *c, const str
 		return 0;
 	}
 
+	if (f == F_PFC && (err = gen_cc_pfc(g, o, d->side)))
+		return err;
 	if (d->flags & DF_CM)
 		return send_cm(g, o, c, d, f, &drng);
 	/* a PMTU announced smaller or larger than the traffic's makes some payloads illegal */
@@ -609,10 +622,13 @@ static int send_desc(struct gen *g, struct gen_out *o, struct conn *c, const str
 	fill_spec(g, c, d, &s, payload, &drng);
 	if (f == F_BAD_PAD) /* the pad left out: the transport length is no multiple of 4 */
 		s.padcnt = s.pad_bytes = 0;
+	gen_cc_spec(f, &s);
 	len = pkt_build(&s, frame, sizeof(frame), &lay);
 	damage(g, c, d, frame, &lay, f);
-	if (d->opcode == ROCE_OPCODE_CNP)
-		g->cnp++;
+	if (d->opcode == ROCE_OPCODE_CNP) {
+		g->now_ns = gen_out_time(o);
+		gen_cc_cnp(g, c, d->side);
+	}
 	if (op->aeth_off != ROCE_NO_HDR)
 		c->msn_sent[d->side] = d->aeth & ROCE_PSN_MASK;
 	/* a late ACK: the responder held it back (--ack-delay) */
@@ -635,6 +651,8 @@ static int send_desc(struct gen *g, struct gen_out *o, struct conn *c, const str
 	}
 	if (!err && f == F_BAD_OPCODE)
 		err = send_reserved_opcode(g, o, c, d, frame, payload, &g->fault_rng);
+	if (!err && (f == F_CNP_BURST || f == F_CE_UNANSWERED))
+		err = gen_cc_after(g, o, c, d, f, frame, len);
 	return err;
 }
 
@@ -665,7 +683,10 @@ static int send_reordered(struct gen *g, struct gen_out *o, struct conn *c, cons
 
 int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d)
 {
-	int f = pick_fault(g, c, d);
+	int f;
+
+	g->now_ns = gen_out_time(o);
+	f = pick_fault(g, c, d);
 
 	if (f == F_REORDER) {
 		g->injected[f]++;

@@ -43,7 +43,13 @@
 	X(BAD_PAD, "bad-pad", "bad_pad", RULE_PAD)                                           \
 	X(SE, "se-misuse", "se_misuse", RULE_SE)                                             \
 	X(START_PSN, "wrong-start-psn", "wrong_start_psn", RULE_CM_START_PSN)                \
-	X(CM_PMTU, "mismatched-pmtu", "mismatched_pmtu", RULE_PAYLOAD_LENGTH)
+	X(CM_PMTU, "mismatched-pmtu", "mismatched_pmtu", RULE_PAYLOAD_LENGTH)                \
+	X(DSCP, "dscp", "dscp", RULE_DSCP)                                                   \
+	X(CNP_DSCP, "cnp-dscp", "cnp_dscp", RULE_CNP_DSCP)                                   \
+	X(NOT_ECT, "not-ect", "not_ect", RULE_NOT_ECT)                                       \
+	X(CNP_BURST, "cnp-burst", "cnp_burst", RULE_CNP_GAP)                                 \
+	X(CE_UNANSWERED, "ce-unanswered", "ce_unanswered", RULE_CE_UNANSWERED)               \
+	X(PFC, "pfc", "pfc", -1)
 
 enum fault {
 #define FAULT_ENUM(e, opt, json, rule) F_##e,
@@ -101,6 +107,16 @@ extern const char *const gen_kind_names[K__COUNT];
 #define GEN_RETX_WAIT_NS 5000000ULL
 /* The RNR timer --rnr-early's NAK names: code 0, 655.36 ms, which its retry never waits out. */
 #define GEN_RNR_TIMER 0
+
+/*
+ * The traffic classes gen sends in, and the settings its congestion faults'
+ * predictions assume (gen_summary_json's "settings"): data at DSCP 26 and
+ * ECT(0), CNPs at DSCP 48 Not-ECT, as NVIDIA's defaults put them.
+ */
+#define GEN_DSCP 26
+#define GEN_CNP_DSCP 48
+#define GEN_CNP_GAP_NS 4000ULL
+#define GEN_CNP_DELAY_NS 50000ULL
 
 /* With --cm: RDMA CM names every RC connection as NVMe-oF's (TCP port 4420). */
 #define GEN_CM_SERVICE_ID (0x0000000001ULL << 24 | 0x06 << 16 | 4420)
@@ -161,6 +177,8 @@ struct conn {
 	 * many PSNs a READ takes.
 	 */
 	bool pmtu_shown[2];
+	/* the last CNP each side sent to the other's QP, for the cnp_gap it predicts (ns + 1, 0 none) */
+	uint64_t last_cnp[2];
 };
 
 struct gen {
@@ -197,6 +215,14 @@ struct gen {
 	uint64_t reorder_packets, reorder_sum;
 	uint64_t injected[F__COUNT];
 	uint64_t mutated[M__COUNT];
+	/* congestion (congestion.c): a fault of it asked for, so its settings are predicted under */
+	bool qos;
+	uint64_t now_ns;	       /* the capture time of the frame being sent */
+	uint64_t last_cnp_to[2][2];    /* the last CNP to each host, by family, ns + 1, 0 none */
+	uint64_t cnp_gaps;	       /* CNPs sooner than GEN_CNP_GAP_NS after the last to their QP */
+	uint64_t dscp_mutated[2];      /* --mutate-variant's DSCP changes, of data [0] and of CNPs [1] */
+	uint64_t pfc_frames;
+	struct roceval_pfc_prio pfc[ROCEVAL_PFC_PRIOS];
 };
 
 
@@ -251,10 +277,27 @@ int gen_out_frame(struct gen_out *o, const uint8_t *frame, size_t len);
  */
 void gen_out_wait(struct gen_out *o, uint64_t ns);
 void gen_out_progress(struct gen_out *o, bool final);
+/* The capture time the next frame gets, ns: a microsecond a frame, and the waits. */
+uint64_t gen_out_time(const struct gen_out *o);
 uint64_t gen_if_tx_dropped(const char *ifname);
 
 /* faults.c: builds, maybe faults, and writes one planned packet. */
 int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d);
+/* congestion.c: the traffic-class, pacing, CE and PFC faults */
+bool gen_cc_fault(int f);
+bool gen_cc_eligible(const struct gen *g, const struct conn *c, const struct desc *d, int f);
+/* The frame's traffic class as fault f wants it (spec->tos). */
+void gen_cc_spec(int f, struct pkt_spec *s);
+/* A CNP about to be written: counted, and judged against the last to its QP. */
+void gen_cc_cnp(struct gen *g, struct conn *c, uint8_t side);
+/* What follows the frame for f: the burst's second CNP, the late CNP after a CE mark. */
+int gen_cc_after(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d, int f,
+		 const uint8_t *frame, size_t len);
+/* --pfc: a PFC pause frame from `side`, before the frame it is drawn for. */
+int gen_cc_pfc(struct gen *g, struct gen_out *o, uint8_t side);
+/* The settings the predictions of the congestion faults assume, "key=value key=value". */
+extern const char *const gen_cc_settings[];
+
 /*
  * The run's summary: the faults injected and, in the replay schema, what
  * must be counted for the frames written (JSON), or the same for people to

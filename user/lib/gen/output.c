@@ -119,7 +119,7 @@ int gen_out_frame(struct gen_out *o, const uint8_t *frame, size_t len)
 		}
 	} else {
 		/* one frame per microsecond of capture time, and the waits */
-		uint64_t ts_ns = (TS_BASE * 1000000ULL + o->n) * 1000 + o->late_ns;
+		uint64_t ts_ns = TS_BASE * 1000000000ULL + gen_out_time(o);
 
 		if (capture_frame(&o->cap, 0, ts_ns, frame, len, len, NULL)) {
 			pr_warn("Couldn't write the capture: %s", strerror(errno));
@@ -130,6 +130,11 @@ int gen_out_frame(struct gen_out *o, const uint8_t *frame, size_t len)
 	if (o->pps || (o->n & 255) == 0) /* paced runs are slow enough to look at the clock each frame */
 		gen_out_progress(o, false);
 	return 0;
+}
+
+uint64_t gen_out_time(const struct gen_out *o)
+{
+	return o->n * 1000 + o->late_ns;
 }
 
 void gen_out_wait(struct gen_out *o, uint64_t ns)

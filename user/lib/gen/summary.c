@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "generator.h"
 #include "json.h"
@@ -15,14 +16,31 @@
  * What replay must count for the frames the run wrote: exp[r] for every rule
  * it can predict (known[r]); returns the frames whose ICRC fails.
  */
-static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool known[RULE__COUNT])
+/*
+ * The congestion rules, under gen_cc_settings when a congestion fault was
+ * asked for (else they are off, and count nothing); pacing and CE only for
+ * a capture, which alone fixes the frames' times.
+ */
+static void expected_cc(const struct gen *g, bool capture, uint64_t exp[RULE__COUNT], bool known[RULE__COUNT])
+{
+	exp[RULE_CNP] = g->cnp;
+	exp[RULE_ECN_CE] = g->mutated[M_ECN_CE] + g->injected[F_CE_UNANSWERED];
+	if (!g->qos)
+		return;
+	exp[RULE_DSCP] += g->dscp_mutated[0];
+	exp[RULE_CNP_DSCP] += g->dscp_mutated[1];
+	exp[RULE_CNP_GAP] = g->cnp_gaps;
+	known[RULE_CNP_GAP] = known[RULE_CE_UNANSWERED] = capture;
+}
+
+static int expected_rules(const struct gen *g, bool capture, uint64_t exp[RULE__COUNT], bool known[RULE__COUNT])
 {
 	for (int r = 0; r < RULE__COUNT; r++) {
 		exp[r] = 0;
 		known[r] = true;
 	}
 	for (int f = 0; f < F__COUNT; f++)
-		if (gen_faults[f].rule >= 0 && f != F_CM_PMTU && f != F_REORDER)
+		if (gen_faults[f].rule >= 0 && f != F_CM_PMTU && f != F_CNP_BURST && f != F_REORDER)
 			exp[gen_faults[f].rule] += g->injected[f];
 	/* a swap over k requests makes k of them late */
 	exp[RULE_PSN_REORDER] += g->reorder_packets;
@@ -43,8 +61,7 @@ static int expected_rules(const struct gen *g, uint64_t exp[RULE__COUNT], bool k
 	exp[RULE_CM_ESTABLISHED] = g->cm_established;
 	exp[RULE_CM_REJ] = g->cm_rej;
 	known[RULE_CONN_EVICTED] = false; /* depends on the table's size */
-	exp[RULE_ECN_CE] = g->mutated[M_ECN_CE];
-	exp[RULE_CNP] = g->cnp;
+	expected_cc(g, capture, exp, known);
 	/* how a lost FIRST or LAST echoes through the message depends on the validator's state machine */
 	known[RULE_OPCODE_SEQUENCE] = !g->first_last_drops;
 	known[RULE_FLOW_EVICTED] = false; /* depends on the flow table's size */
@@ -70,17 +87,56 @@ static void expected_reorder(struct json_writer *w, const struct gen *g)
 	json_object_end(w);
 }
 
-/* The CM faults exist only with --cm: without it the summary stays as it always was. */
+/*
+ * The CM faults exist only with --cm, the congestion ones once one of them
+ * is asked for: without, the summary stays as it always was.
+ */
 static bool fault_shown(const struct gen *g, int f)
 {
+	if (gen_cc_fault(f) || f == F_PFC)
+		return g->qos || g->rate[F_PFC] > 0;
 	return g->cm || (f != F_START_PSN && f != F_CM_PMTU);
+}
+
+/* "pfc": each priority's frames, xoff, xon and quanta, as replay --json has them. */
+static void pfc_json(struct json_writer *w, const struct gen *g)
+{
+	json_u64(w, "pfc_frames", g->pfc_frames);
+	json_array_begin(w, "pfc");
+	for (int p = 0; p < ROCEVAL_PFC_PRIOS; p++) {
+		json_object_begin(w, NULL);
+		json_u64(w, "priority", p);
+		json_u64(w, "frames", g->pfc[p].frames);
+		json_u64(w, "xoff", g->pfc[p].xoff);
+		json_u64(w, "xon", g->pfc[p].xon);
+		json_u64(w, "quanta", g->pfc[p].quanta);
+		json_object_end(w);
+	}
+	json_array_end(w);
+}
+
+/* "settings": what the congestion predictions assume, as replay --set takes them. */
+static void settings_json(struct json_writer *w, const struct gen *g)
+{
+	char key[32];
+
+	if (!g->qos)
+		return;
+	json_object_begin(w, "settings");
+	for (int i = 0; gen_cc_settings[i]; i++) {
+		const char *eq = strchr(gen_cc_settings[i], '=');
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - gen_cc_settings[i]), gen_cc_settings[i]);
+		json_string(w, key, eq + 1);
+	}
+	json_object_end(w);
 }
 
 void gen_summary_json(FILE *f, const struct gen *g, const struct gen_out *o)
 {
 	uint64_t exp[RULE__COUNT];
 	bool known[RULE__COUNT];
-	uint64_t bad = expected_rules(g, exp, known);
+	uint64_t bad = expected_rules(g, o->fd < 0, exp, known);
 	struct json_writer w;
 
 	json_init(&w, f);
@@ -98,11 +154,13 @@ void gen_summary_json(FILE *f, const struct gen *g, const struct gen_out *o)
 	json_object_end(&w);
 	json_u64(&w, "dropped_first_or_last", g->first_last_drops);
 	json_object_begin(&w, "expected");
+	settings_json(&w, g);
 	json_u64(&w, "frames", o->n);
-	json_u64(&w, "roce", o->n);
-	json_u64(&w, "icrc_ok", o->n - bad);
+	json_u64(&w, "roce", o->n - g->pfc_frames);
+	json_u64(&w, "icrc_ok", o->n - g->pfc_frames - bad);
 	json_u64(&w, "icrc_bad", bad);
 	json_u64(&w, "icrc_unchecked", 0);
+	pfc_json(&w, g);
 	json_object_begin(&w, "rules");
 	for (int r = 0; r < RULE__COUNT; r++)
 		if (known[r])
@@ -118,7 +176,8 @@ void gen_summary_text(FILE *f, const struct gen *g, const struct gen_out *o, con
 {
 	uint64_t exp[RULE__COUNT];
 	bool known[RULE__COUNT];
-	uint64_t bad = expected_rules(g, exp, known);
+	uint64_t bad = expected_rules(g, o->fd < 0, exp, known);
+	uint64_t roce = o->n - g->pfc_frames;
 	const char *sep = "";
 
 	fprintf(f, "%llu frames to %s (seed %llu)\n\n%-16s %8s  %s\n", (unsigned long long)o->n, dest,
@@ -131,6 +190,10 @@ void gen_summary_text(FILE *f, const struct gen *g, const struct gen_out *o, con
 			fprintf(f, "%s (%llu %s)\n", rule_ids[gen_faults[i].rule],
 				(unsigned long long)(i == F_CM_PMTU ? g->pmtu_breaks : g->reorder_packets),
 				i == F_CM_PMTU ? "frames" : "requests late");
+			continue;
+		}
+		if (i == F_PFC) {
+			fprintf(f, "pfc_frames, per priority (--json)\n");
 			continue;
 		}
 		if (gen_faults[i].rule >= 0) {
@@ -146,8 +209,15 @@ void gen_summary_text(FILE *f, const struct gen *g, const struct gen_out *o, con
 		}
 		fprintf(f, "%s\n", g->injected[i] ? ")" : "");
 	}
-	fprintf(f, "\nExpected: frames %llu, roce %llu, icrc_ok %llu, icrc_bad %llu\n", (unsigned long long)o->n,
-		(unsigned long long)o->n, (unsigned long long)(o->n - bad), (unsigned long long)bad);
+	fprintf(f, "\nExpected: frames %llu, roce %llu, icrc_ok %llu, icrc_bad %llu, pfc_frames %llu\n",
+		(unsigned long long)o->n, (unsigned long long)roce, (unsigned long long)(roce - bad),
+		(unsigned long long)bad, (unsigned long long)g->pfc_frames);
+	if (g->qos) {
+		fprintf(f, "With the settings");
+		for (int i = 0; gen_cc_settings[i]; i++)
+			fprintf(f, " %s", gen_cc_settings[i]);
+		fprintf(f, "%s\n", o->fd < 0 ? "" : " (cnp_gap and ce_unanswered: live timing, not predicted)");
+	}
 	fprintf(f, "Expected rules: ");
 	for (int r = 0; r < RULE__COUNT; r++) {
 		if (!known[r] || !exp[r])

@@ -52,6 +52,7 @@ struct live_iface {
 	int cm_ends_fd;
 	int cm_rej_fd;
 	int latency_fd; /* the latency histograms; -1 when the object has none */
+	int congestion_fd; /* PFC and the cnp_reaction histogram; -1 when the object has none */
 	__u64 attached_boot_ns; /* CLOCK_BOOTTIME at attach: for averages since then */
 };
 

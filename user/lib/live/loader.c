@@ -11,6 +11,7 @@
 #include "log.h"
 #include "numbers.h"
 #include "roceval.skel.h"
+#include "settings.h"
 
 /*
  * The flow table's size: the one place it is kept.  Every connection has at
@@ -54,6 +55,10 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 	bpf_map__set_max_entries(skel->maps.cm_ends, 2 * flow_entries);
 	/* a request flow holds one hint at a time (its current PSN window) */
 	bpf_map__set_max_entries(skel->maps.req_hints, flow_entries);
+	/* congestion (roceval_cc.h): a rate record a flow slot at most, scopes and pairs for a quarter of the flows */
+	bpf_map__set_max_entries(skel->maps.cc_rate, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.cc_scopes, flow_entries / 4 > 256 ? flow_entries / 4 : 256);
+	bpf_map__set_max_entries(skel->maps.cc_pairs, flow_entries / 4 > 256 ? flow_entries / 4 : 256);
 	skel->rodata->conn_capacity = flow_entries;
 	return 0;
 }
@@ -154,9 +159,11 @@ struct roceval_bpf *roceval_load(unsigned int what, bool frags)
 
 int roceval_settings_write(int settings_fd, const struct roceval_settings *s)
 {
+	struct roceval_settings d = *s;
 	__u32 key = 0;
 
-	if (bpf_map_update_elem(settings_fd, &key, s, BPF_ANY))
+	settings_derive(&d);
+	if (bpf_map_update_elem(settings_fd, &key, &d, BPF_ANY))
 		return -errno;
 	return 0;
 }

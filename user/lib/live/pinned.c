@@ -60,6 +60,7 @@ static const struct {
 	{ "cm_conns", sizeof(struct roceval_conn) },
 	{ "cm_ends", sizeof(struct roceval_cm_end) },
 	{ "latency", sizeof(struct roceval_latency_hist) },
+	{ "congestion", sizeof(struct roceval_congestion) },
 	{ "trace_filters", sizeof(struct roceval_trace_filter) },
 };
 static char layout_mismatch[128];
@@ -121,7 +122,7 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 
 	memset(out, 0, sizeof(*out));
 	out->counters_fd = out->settings_fd = out->flows_fd = out->flow_cold_fd = out->flow_sets_fd = -1;
-	out->cm_conns_fd = out->cm_ends_fd = out->cm_rej_fd = out->latency_fd = -1;
+	out->cm_conns_fd = out->cm_ends_fd = out->cm_rej_fd = out->latency_fd = out->congestion_fd = -1;
 	out->trace_rbs_fd = out->trace_filters_fd = -1;
 	if ((err = live_init()))
 		return err;
@@ -177,6 +178,8 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	out->cm_rej_fd = out->cm_rej_fd < 0 ? -1 : out->cm_rej_fd;
 	out->latency_fd = pin_get_ns(ns, ifname, "latency");
 	out->latency_fd = out->latency_fd < 0 ? -1 : out->latency_fd;
+	out->congestion_fd = pin_get_ns(ns, ifname, "congestion");
+	out->congestion_fd = out->congestion_fd < 0 ? -1 : out->congestion_fd;
 	return 0;
 fail:
 	if (fd >= 0)
@@ -315,7 +318,8 @@ int live_memory(const struct live_iface *li, __u64 *bytes, int *nmaps)
 void live_close(struct live_iface *li)
 {
 	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->flow_cold_fd, &li->flow_sets_fd,
-		       &li->trace_rbs_fd, &li->trace_filters_fd, &li->cm_conns_fd, &li->cm_ends_fd, &li->cm_rej_fd, &li->latency_fd };
+		       &li->trace_rbs_fd, &li->trace_filters_fd, &li->cm_conns_fd, &li->cm_ends_fd, &li->cm_rej_fd, &li->latency_fd,
+		       &li->congestion_fd };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

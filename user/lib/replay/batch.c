@@ -170,6 +170,11 @@ int replay_latency_fd(struct replay *r)
 	return bpf_map__fd(r->skel->maps.latency);
 }
 
+int replay_congestion_fd(struct replay *r)
+{
+	return bpf_map__fd(r->skel->maps.congestion);
+}
+
 void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd)
 {
 	*conns_fd = bpf_map__fd(r->skel->maps.cm_conns);

@@ -34,6 +34,7 @@ int replay_flows_fd(struct replay *r);
 int replay_flow_sets_fd(struct replay *r);
 int replay_flow_cold_fd(struct replay *r); /* each flow's cold part (roceval.h) */
 int replay_latency_fd(struct replay *r);
+int replay_congestion_fd(struct replay *r); /* PFC and the cnp_reaction histogram (roceval_cc.h) */
 /* The RDMA CM maps: connections, connection ends, REJ reasons (-1 where there are none). */
 void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd);
 struct roceval_bpf *replay_skel(struct replay *r);

@@ -3,6 +3,7 @@
 
 #include "cm.h"
 #include "counters.h"
+#include "congestion.h"
 #include "latency.h"
 #include "prom.h"
 #include "rule_names.h"
@@ -144,7 +145,7 @@ static void write_latency(FILE *f, const struct prom_iface *ifs, int n)
 {
 	family(f, "roceval_latency_seconds", "histogram",
 	       "latencies between requests and their answers on reliable connections, by kind "
-	       "(ack, read, nak_retx, rnr_retry: see 'roceval rules'), timed by the frames' own clock");
+	       "(ack, read, nak_retx, rnr_retry, ce_cnp: see 'roceval rules'), timed by the frames' own clock");
 	for (int i = 0; i < n; i++) {
 		for (int k = 0; ifs[i].latency && k < LAT__COUNT; k++) {
 			const struct roceval_latency_hist *h = &ifs[i].latency[k];
@@ -190,6 +191,62 @@ static void write_reorder(FILE *f, const struct prom_iface *ifs, int n)
 	}
 }
 
+/* Per interface and priority, every priority always, so that a query finds a series before the first pause. */
+static void write_pfc(FILE *f, const struct prom_iface *ifs, int n)
+{
+	static const char *const kinds[] = { "xoff", "xon" };
+
+	family(f, "roceval_pfc_frames_total", "counter",
+	       "PFC pause frames naming the priority, by kind: xoff (a pause time above 0) or xon (0: resume)");
+	for (int i = 0; i < n; i++)
+		for (int p = 0; ifs[i].cc && p < ROCEVAL_PFC_PRIOS; p++)
+			for (int k = 0; k < 2; k++) {
+				sample_start(f, "roceval_pfc_frames_total", ifs[i].ifname);
+				fprintf(f, ",priority=\"%d\",kind=\"%s\"} %llu\n", p, kinds[k],
+					(unsigned long long)(k ? ifs[i].cc->pfc[p].xon : ifs[i].cc->pfc[p].xoff));
+			}
+	family(f, "roceval_pfc_pause_quanta_total", "counter",
+	       "pause times PFC frames asked for on the priority, in quanta of 512 bit times");
+	for (int i = 0; i < n; i++)
+		for (int p = 0; ifs[i].cc && p < ROCEVAL_PFC_PRIOS; p++) {
+			sample_start(f, "roceval_pfc_pause_quanta_total", ifs[i].ifname);
+			fprintf(f, ",priority=\"%d\"} %llu\n", p, (unsigned long long)ifs[i].cc->pfc[p].quanta);
+		}
+	family(f, "roceval_pfc_pause_seconds_total", "counter",
+	       "the same pause times in seconds, at the link_speed setting (absent while it is unknown)");
+	for (int i = 0; i < n; i++)
+		for (int p = 0; ifs[i].cc && ifs[i].link_speed && p < ROCEVAL_PFC_PRIOS; p++) {
+			sample_start(f, "roceval_pfc_pause_seconds_total", ifs[i].ifname);
+			fprintf(f, ",priority=\"%d\"} %.9f\n", p,
+				pfc_pause_ns(ifs[i].cc->pfc[p].quanta, ifs[i].link_speed) / 1e9);
+		}
+}
+
+static void write_reaction(FILE *f, const struct prom_iface *ifs, int n)
+{
+	family(f, "roceval_cnp_reaction_ratio", "histogram",
+	       "a flow's sending rate in the cnp_reaction window after a CNP over its rate before it "
+	       "(near 1: a sender that ignores CNPs)");
+	for (int i = 0; i < n; i++) {
+		unsigned long long run = 0;
+
+		for (int b = 0; ifs[i].cc && b < ROCEVAL_REACTION_BUCKETS; b++) {
+			run += ifs[i].cc->reaction[b];
+			sample_start(f, "roceval_cnp_reaction_ratio_bucket", ifs[i].ifname);
+			if (b + 1 < ROCEVAL_REACTION_BUCKETS)
+				fprintf(f, ",le=\"%g\"} %llu\n", reaction_le(b), run);
+			else
+				fprintf(f, ",le=\"+Inf\"} %llu\n", run);
+		}
+		if (!ifs[i].cc)
+			continue;
+		sample_start(f, "roceval_cnp_reaction_ratio_sum", ifs[i].ifname);
+		fprintf(f, "} %.6f\n", (double)ifs[i].cc->reaction_sum / ROCEVAL_REACTION_ONE);
+		sample_start(f, "roceval_cnp_reaction_ratio_count", ifs[i].ifname);
+		fprintf(f, "} %llu\n", run);
+	}
+}
+
 void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 {
 	write_info(f, ifs, n, start_time);
@@ -198,4 +255,6 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 	write_violations(f, ifs, n);
 	write_latency(f, ifs, n);
 	write_reorder(f, ifs, n);
+	write_pfc(f, ifs, n);
+	write_reaction(f, ifs, n);
 }

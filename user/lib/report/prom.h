@@ -10,6 +10,10 @@
  *   roceval_attached_info{interface, mode, prog_id}       1 per attachment
  *   roceval_attached_since_seconds{interface}
  *   roceval_latency_seconds{interface, kind}               histograms, log2 buckets
+ *   roceval_pfc_frames_total{interface, priority, kind}    PFC pause frames, xoff or xon
+ *   roceval_pfc_pause_quanta_total{interface, priority}    their pause times, in quanta
+ *   roceval_pfc_pause_seconds_total{interface, priority}   the same as time, given link_speed
+ *   roceval_cnp_reaction_ratio{interface}                  histogram: rate after a CNP over before
  *   roceval_start_time_seconds, roceval_build_info{version}
  *
  * rate() drops the metric name, so series that differ only by name collide
@@ -37,6 +41,8 @@ struct prom_iface {
 	long long flows, flows_max;	  /* flows in the flow table and its slots; -1: unknown */
 	const __u64 *cm_rej;		  /* ROCEVAL_CM_REJ_SLOTS counts; NULL: unreadable, no samples */
 	const struct roceval_latency_hist *latency; /* LAT__COUNT histograms; NULL: none */
+	const struct roceval_congestion *cc;	    /* PFC and cnp_reaction; NULL: none */
+	__u32 link_speed;			    /* Mb/s, 0 unknown: PFC pauses as quanta only */
 };
 
 /* Writes every family, each interface a sample in it; start_time is the exporter's. */

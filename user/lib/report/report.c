@@ -182,8 +182,15 @@ int status_report(const struct live_iface *li, struct json_writer *w, bool first
 	return 0;
 }
 
+/* What stats reads beside the counters: the latencies and congestion, each NULL where the object has none. */
+struct stats_extra {
+	const struct roceval_latency_hist *latency;
+	const struct roceval_congestion *cc;
+	struct roceval_settings cfg;
+};
+
 static void stats_json(const struct live_iface *li, const struct stats_report *r,
-		       const struct flow_entry *flows, int nflows, const struct roceval_latency_hist *latency)
+		       const struct flow_entry *flows, int nflows, const struct stats_extra *x)
 {
 	struct json_writer w;
 
@@ -196,9 +203,11 @@ static void stats_json(const struct live_iface *li, const struct stats_report *r
 		flows_json(&w, flows, nflows, r->top);
 	counters_rates_json(&w, "rates", r->total_rates, r->rule_rates);
 	retransmission_json(&w, r->c);
-	if (latency)
-		latency_json(&w, latency);
+	if (x->latency)
+		latency_json(&w, x->latency);
 	reorder_json(&w, r->c);
+	if (x->cc)
+		congestion_json(&w, x->cc, &x->cfg);
 	cm_rej_json(&w, li->cm_rej_fd);
 	cm_connections_json(&w, li->cm_conns_fd);
 	json_double(&w, "rates_seconds", r->window, 3);
@@ -207,11 +216,36 @@ static void stats_json(const struct live_iface *li, const struct stats_report *r
 	json_end(&w);
 }
 
+/* The latencies and congestion into x, where the attachment has them; 0 or -errno, said. */
+static int stats_extra_read(const struct live_iface *li, struct roceval_latency_hist *lat,
+			    struct roceval_congestion *cc, struct stats_extra *x)
+{
+	const char *what = "latency histograms";
+	int err = li->latency_fd >= 0 ? latency_read(li->latency_fd, lat) : 0;
+
+	if (!err && li->latency_fd >= 0)
+		x->latency = lat;
+	if (!err) {
+		what = "congestion map";
+		err = li->congestion_fd >= 0 ? congestion_read(li->congestion_fd, cc) : 0;
+		x->cc = !err && li->congestion_fd >= 0 ? cc : NULL;
+	}
+	if (!err) {
+		what = "settings";
+		err = roceval_settings_read(li->settings_fd, &x->cfg);
+	}
+	if (err)
+		pr_warn("%s: Couldn't read the %s: %s", li->ifname, what, strerror(-err));
+	return err;
+}
+
 int stats_report(const struct live_iface *li, const struct stats_report *r, bool json)
 {
 	struct roceval_latency_hist lat[LAT__COUNT];
+	struct roceval_congestion cc;
+	struct stats_extra x = {};
 	struct flow_entry *flows = NULL;
-	int nflows = 0;
+	int nflows = 0, err;
 
 	if (r->top && li->flows_fd >= 0) {
 		nflows = flows_collect(li->flows_fd, li->flow_sets_fd, li->flow_cold_fd, &flows);
@@ -221,24 +255,22 @@ int stats_report(const struct live_iface *li, const struct stats_report *r, bool
 		}
 		cm_annotate(li->cm_ends_fd, flows, nflows);
 	}
-	if (li->latency_fd >= 0) {
-		int err = latency_read(li->latency_fd, lat);
-
-		if (err) {
-			pr_warn("%s: Couldn't read the latency histograms: %s", li->ifname, strerror(-err));
-			free(flows);
-			return err;
-		}
+	err = stats_extra_read(li, lat, &cc, &x);
+	if (err) {
+		free(flows);
+		return err;
 	}
 	if (json) {
-		stats_json(li, r, flows, nflows, li->latency_fd >= 0 ? lat : NULL);
+		stats_json(li, r, flows, nflows, &x);
 	} else {
 		printf("%s: rates %s %.1f s%s\n", li->ifname, r->since_attach ? "averaged over" : "over the last",
 		       r->window, r->since_attach ? " since attach" : "");
 		counters_print_table(stdout, r->c, r->total_rates, r->rule_rates, 0);
-		if (li->latency_fd >= 0)
-			latency_print(stdout, lat);
+		if (x.latency)
+			latency_print(stdout, x.latency);
 		reorder_print(stdout, r->c);
+		if (x.cc)
+			congestion_print(stdout, x.cc, &x.cfg);
 		flows_print_table(stdout, flows, nflows, r->top);
 	}
 	free(flows);

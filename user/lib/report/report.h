@@ -16,6 +16,7 @@
 #include "roceval.h"
 
 #include "cm.h"
+#include "congestion.h"
 #include "counters.h"
 #include "flows.h"
 #include "latency.h"

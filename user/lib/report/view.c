@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "cm.h"
+#include "congestion.h"
 #include "counters.h"
 #include "flows.h"
 #include "latency.h"
@@ -216,6 +217,29 @@ static int top_build_flows(struct top_screen *sc, const struct live_iface *li, i
 	return 0;
 }
 
+static void top_line(void *ctx, const char *text)
+{
+	top_add(ctx, -1, false, "%s", text);
+}
+
+/* CNPs, CE marks and their answers, senders' reactions, PFC by priority (congestion.c). */
+static int top_build_congestion(struct top_screen *sc, const struct live_iface *li, const struct top_sample *s)
+{
+	struct roceval_latency_hist lat[LAT__COUNT];
+	struct roceval_congestion cc;
+	int err = 0;
+
+	if (li->latency_fd >= 0)
+		err = latency_read(li->latency_fd, lat);
+	if (!err && li->congestion_fd >= 0)
+		err = congestion_read(li->congestion_fd, &cc);
+	if (err)
+		return err;
+	congestion_lines(s->c, li->latency_fd >= 0 ? &lat[LAT_CE_CNP] : NULL, li->congestion_fd >= 0 ? &cc : NULL,
+			 s->cfg, top_line, sc);
+	return 0;
+}
+
 /* Colour pairs by severity; 0 is the terminal's own. */
 enum { PAIR_ERROR = 1, PAIR_WARNING = 2 };
 
@@ -331,7 +355,8 @@ static int top_sample(struct top_state *st, const struct top_view *view)
 			top_add(&st->sc, -1, false, "%s", "");
 		top_build_totals(&st->sc, &st->li[i], &s);
 		top_build_rules(&st->sc, &s, view->sort);
-		if (st->li[i].flows_fd >= 0)
+		err = top_build_congestion(&st->sc, &st->li[i], &s);
+		if (!err && st->li[i].flows_fd >= 0)
 			err = top_build_flows(&st->sc, &st->li[i], view->flow_rows);
 		st->prev[i] = cur;
 	}

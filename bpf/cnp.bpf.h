@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * CNP pacing and CE answered by CNPs, per pacing scope (congestion.bpf.h).
+ *
+ * A CE-marked request goes from the reaction point A (QP a) to B's QP b; B,
+ * the notification point, answers with a CNP from B to QP a.  CNPs name a,
+ * so a CE-marked request is kept where its CNP will be looked for: under a
+ * when roceval knows a is b's peer (RDMA CM, or an earlier CNP to a on the
+ * flow whose ACKs answered A's requests to b), else under the IP pair,
+ * which every CNP from B to A answers.  With cnp_pacing=ip every scope is
+ * the IP pair.
+ *
+ * A CE-marked request inside the window a CNP of its scope already covers
+ * (cnp_gap, or cnp_delay if longer: the NP may not send another sooner)
+ * needs no CNP of its own; the first one after it waits for one.  When the
+ * scope's next CE-marked request or CNP comes more than cnp_delay after
+ * the one waiting, that window went unanswered: ce_unanswered counts it
+ * once, on that frame.  Nothing ages by itself at the hook, so a last
+ * window with nothing after it in its scope is never judged.
+ */
+#ifndef ROCEVAL_CNP_BPF_H
+#define ROCEVAL_CNP_BPF_H
+
+#include "congestion.bpf.h"
+#include "reaction.bpf.h"
+
+/*
+ * The request flow a CNP slows: the one from its destination A to the QP
+ * b whose peer is the CNP's QP a, by RDMA CM, or by the ACKs on the CNP's
+ * own flow (the responses to A's requests), answer.bpf.h's pairing.
+ * `by_cm` says which; x->req holds its key.
+ */
+static __always_inline struct roceval_flow *cc_requester(struct roceval_scratch *s, struct cc_scratch *x,
+							 struct roceval_flow *f, bool *by_cm)
+{
+	const struct frame_info *fi = &s->fi;
+	const struct roceval_cm_end *e;
+	struct roceval_flow *r;
+	__u32 slot;
+
+	*by_cm = false;
+	if (cm_active) {
+		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
+		e = bpf_map_lookup_elem(&cm_ends, &x->end);
+		if (e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr)) {
+			__builtin_memcpy(x->req.saddr, fi->daddr, 16);
+			__builtin_memcpy(x->req.daddr, fi->saddr, 16);
+			x->req.dqpn = e->peer_qpn;
+			x->req.ipv6 = fi->ipv6;
+			x->req.pad[0] = x->req.pad[1] = x->req.pad[2] = 0;
+			*by_cm = true;
+			return flow_find(&x->req);
+		}
+	}
+	if (!f || !f->answered_window)
+		return 0;
+	slot = f->answered_slot;
+	r = bpf_map_lookup_elem(&flows, &slot);
+	if (!r || r->key.ipv6 != fi->ipv6 || !addr_eq(r->key.saddr, fi->daddr) || !addr_eq(r->key.daddr, fi->saddr))
+		return 0;
+	x->req = r->key;
+	return r;
+}
+
+/* The QP a CE-marked request's sender has, as cc_requester() pairs them; ROCEVAL_CC_ANY_QP if unknown. */
+static __always_inline __u32 cc_sender_qp(struct roceval_scratch *s, struct cc_scratch *x)
+{
+	const struct frame_info *fi = &s->fi;
+	const struct roceval_cm_end *e;
+	const __u32 *qpn;
+
+	if (cm_active) {
+		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
+		e = bpf_map_lookup_elem(&cm_ends, &x->end);
+		if (e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr))
+			return e->peer_qpn;
+	}
+	qpn = bpf_map_lookup_elem(&cc_pairs, &fi->key);
+	return qpn ? *qpn : ROCEVAL_CC_ANY_QP;
+}
+
+/* A CNP answers the CE-marked request waiting in its scope, if any: the delay, and whether it was late. */
+static __always_inline void cc_answer(struct roceval_scratch *s, struct roceval_counters *cnt,
+				      const struct roceval_settings *cfg, struct roceval_cc_scope *e, __u64 now,
+				      struct roceval_flow *f)
+{
+	__u64 delay;
+
+	if (!e->ce_ns)
+		return;
+	delay = cc_since(now, e->ce_ns);
+	e->ce_ns = 0;
+	if (delay == ~0ULL)
+		return;
+	latency_record(LAT_CE_CNP, (__u32)(delay >> ROCEVAL_LAT_TIME_SHIFT));
+	if (delay > (__u64)cfg->cnp_delay * 1000)
+		cc_violate(s, cnt, f, RULE_CE_UNANSWERED);
+}
+
+/* The CNP in s, sent at x->now; f is its flow (from B to a, with the ACKs to A's requests). */
+static __always_inline void cc_cnp(struct roceval_scratch *s, struct roceval_counters *cnt,
+				   const struct roceval_settings *cfg, struct cc_scratch *x, struct roceval_flow *f)
+{
+	const struct frame_info *fi = &s->fi;
+	bool ip = cfg->cnp_pacing_ip, ce = cfg->cc_on & ROCEVAL_CC_CE, gap = cfg->cc_on & ROCEVAL_CC_GAP, by_cm;
+	struct roceval_cc_scope *e;
+	struct roceval_flow *r;
+
+	x->fresh.cnp_ns = x->now;
+	x->fresh.ce_ns = 0;
+	/* its QP's scope, paced (qp) or holding what CM or ACKs paired (cnp_delay) */
+	if (!ip && (gap || ce)) {
+		cc_key_set(x, fi->saddr, fi->daddr, fi->dqpn, fi->ipv6);
+		e = cc_scope(x);
+		if (e) {
+			if (gap && cc_since(x->now, e->cnp_ns) < (__u64)cfg->cnp_gap * 1000)
+				cc_violate(s, cnt, f, RULE_CNP_GAP);
+			if (ce)
+				cc_answer(s, cnt, cfg, e, x->now, f);
+			e->cnp_ns = x->now;
+		}
+	}
+	/* the IP pair's, paced (ip) or holding what nothing paired */
+	if ((ip && gap) || ce) {
+		cc_key_set(x, fi->saddr, fi->daddr, ROCEVAL_CC_ANY_QP, fi->ipv6);
+		e = cc_scope(x);
+		if (e) {
+			if (ip && gap && cc_since(x->now, e->cnp_ns) < (__u64)cfg->cnp_gap * 1000)
+				cc_violate(s, cnt, f, RULE_CNP_GAP);
+			if (ce)
+				cc_answer(s, cnt, cfg, e, x->now, f);
+			e->cnp_ns = x->now;
+		}
+	}
+	if (!(cfg->cc_on & (ROCEVAL_CC_CE | ROCEVAL_CC_REACTION)))
+		return;
+	r = cc_requester(s, x, f, &by_cm);
+	if (!r) {
+		if (cfg->cc_on & ROCEVAL_CC_REACTION) {
+			__u32 zero = 0;
+			struct roceval_congestion *c = bpf_map_lookup_elem(&congestion, &zero);
+
+			if (c)
+				c->reaction_unpaired++;
+		}
+		return;
+	}
+	/* paired through ACKs: kept for the CE-marked requests of r to come */
+	if (!by_cm && ce) {
+		const __u32 *had = bpf_map_lookup_elem(&cc_pairs, &x->req);
+
+		if (!had || *had != fi->dqpn)
+			bpf_map_update_elem(&cc_pairs, &x->req, &fi->dqpn, BPF_ANY);
+	}
+	if (cfg->cc_on & ROCEVAL_CC_REACTION)
+		cc_react(x, cfg, r);
+}
+
+/* A CE-marked request in s, sent at x->now, on flow f (NULL when it made the flow). */
+static __always_inline void cc_ce(struct roceval_scratch *s, struct roceval_counters *cnt,
+				  const struct roceval_settings *cfg, struct cc_scratch *x, struct roceval_flow *f)
+{
+	const struct frame_info *fi = &s->fi;
+	__u64 delay = (__u64)cfg->cnp_delay * 1000, gap = (__u64)cfg->cnp_gap * 1000, now = x->now;
+	__u64 covered = gap > delay ? gap : delay;
+	struct roceval_cc_scope *e;
+
+	cc_key_set(x, fi->daddr, fi->saddr, cfg->cnp_pacing_ip ? ROCEVAL_CC_ANY_QP : cc_sender_qp(s, x), fi->ipv6);
+	x->fresh.cnp_ns = 0;
+	x->fresh.ce_ns = now;
+	e = cc_scope(x);
+	if (!e)
+		return;
+	if (e->ce_ns && now >= e->ce_ns && now - e->ce_ns > delay) {
+		cc_violate(s, cnt, f, RULE_CE_UNANSWERED);
+		e->ce_ns = 0;
+	}
+	if (!e->ce_ns && cc_since(now, e->cnp_ns) >= covered)
+		e->ce_ns = now;
+}
+
+/*
+ * Everything that keeps state between frames, for a frame flow_update()
+ * has just counted.  Global: verified once, whichever program calls it.
+ */
+__noinline int roceval_congestion(__u32 frame_len)
+{
+	__u32 zero = 0;
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	struct cc_scratch *x = bpf_map_lookup_elem(&cc_scratch, &zero);
+	bool ce, follow;
+	__u8 transport;
+
+	if (!s || !cnt || !cfg || !x)
+		return 0;
+	if (s->fi.opcode == ROCE_OPCODE_CNP) {
+		x->now = cc_time(s);
+		if (x->now)
+			cc_cnp(s, cnt, cfg, x, cc_flow(s));
+		return 0;
+	}
+	/* requests of the connected transports: what NPs answer, flows with one sender QP */
+	transport = s->fi.opcode >> 5;
+	if (!s->fi.headers_ok || s->fi.dc || !(roce_ops[s->fi.opcode & 0x1F].flags & OPF_REQUEST) ||
+	    (transport != ROCE_TR_RC && transport != ROCE_TR_UC && transport != ROCE_TR_XRC))
+		return 0;
+	ce = (cfg->cc_on & ROCEVAL_CC_CE) && s->li.ecn == 3;
+	follow = cfg->cc_on & ROCEVAL_CC_REACTION;
+	if (!ce && !follow)
+		return 0;
+	x->now = cc_time(s);
+	if (!x->now)
+		return 0;
+	if (ce)
+		cc_ce(s, cnt, cfg, x, cc_flow(s));
+	if (follow) {
+		struct roceval_flow *f = cc_flow(s);
+
+		if (f)
+			cc_follow(cfg, x, f, frame_len);
+	}
+	return 0;
+}
+
+#endif /* ROCEVAL_CNP_BPF_H */

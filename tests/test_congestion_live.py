@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Congestion and QoS on a live interface: one case of each judgement through a real veth, timed by
+the kernel's clock, with the real binary attached (native XDP, and tc, where the stack has taken the
+VLAN tag out of the frame), then what stats, status and top show of it."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+import roce
+from conftest import nonzero_rules, run
+from test_congestion import CE, NOT_ECT, cnp, data
+# the daemon's fixtures and helpers (daemons is a fixture: imported, pytest finds it here)
+from test_daemon import daemons, get, send, start, write_conf  # noqa: F401
+
+# Sends the frames of a pcap out of an interface, pausing after frame i for the i-th of the pauses.
+SEND_PACED = r"""
+import socket, struct, sys, time
+ifname, path, pauses = sys.argv[1], sys.argv[2], [float(x) for x in sys.argv[3].split(",")]
+data = open(path, "rb").read()
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((ifname, 0))
+off, i = 24, 0
+while off < len(data):
+    caplen = struct.unpack("<I", data[off + 8:off + 12])[0]
+    s.send(data[off + 16:off + 16 + caplen])
+    off += 16 + caplen
+    time.sleep(pauses[i])
+    i += 1
+"""
+
+SETTINGS = ("dscp=26", "cnp_dscp=48", "pcp=3", "ect=required", "cnp_gap=20ms", "cnp_delay=100ms",
+            "link_speed=100000")
+
+
+def sequence():
+    """(frame, seconds to wait after it): one case of each judgement.  CNPs come from B to A, CE-marked
+    requests from A to B; nothing pairs them by QP, so they are matched by IP pair."""
+    return [
+        (data(0x501, vlans=(9,), prios=(3,)), 0),  # in class: nothing
+        (data(0x502, vlans=(9,), prios=(0,)), 0),  # pcp
+        (data(0x503, dscp=0), 0),  # dscp
+        (data(0x504, ecn=NOT_ECT), 0),  # not_ect
+        (data(0x505, 1, ecn=CE), 0),  # CE-marked, answered at once...
+        (cnp(0x602), 0.3),  # ...by the next CNP from B to A
+        (cnp(0x601, dscp=0), 0),  # cnp_dscp
+        (cnp(0x601), 0.3),  # right after the last one to the same QP: cnp_gap
+        (data(0x505, 2, ecn=CE), 0.3),  # past the window the last CNP covers: waits
+        (data(0x505, 3, ecn=CE), 0),  # 0.3 s on, none came: ce_unanswered
+        (roce.pfc({3: 1000}), 0), (roce.pfc({3: 0}), 0), (roce.pfc({5: 50}), 0),
+    ]
+
+
+def send_paced(ns, tmp_path, seq):
+    pcap = roce.write_pcap(tmp_path / "paced.pcap", [f for f, _ in seq])
+    subprocess.run(["nsenter", f"--net=/run/netns/{ns.tx}", "taskset", "-c", "0", "/usr/bin/python3", "-c",
+                    SEND_PACED, ns.if_tx, str(pcap), ",".join(str(p) for _, p in seq)], check=True, timeout=60)
+
+
+def stats(ns):
+    return json.loads(run("stats", ns.if_rx, "--json", netns=ns.rx, check=True).stdout)
+
+
+@pytest.mark.parametrize("mode", ["native", "tc"])
+def test_live_congestion_and_qos(netns, tmp_path, mode):
+    seq = sequence()
+    run("attach", netns.if_rx, "--mode", mode, *SETTINGS, netns=netns.rx, check=True)
+    try:
+        send_paced(netns, tmp_path, seq)
+        deadline = time.monotonic() + 10
+        while (st := stats(netns))["roce"] < 10 or st["pfc_frames"] < 3:
+            assert time.monotonic() < deadline, st
+            time.sleep(0.2)
+        status = json.loads(run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)[0]
+        top = run("top", netns.if_rx, "-n", "1", netns=netns.rx, check=True).stdout
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    assert st["roce"] == 10
+    assert nonzero_rules(st) == {"pcp": 1, "dscp": 1, "not_ect": 1, "cnp_dscp": 1, "cnp_gap": 1, "cnp": 3,
+                                 "ecn_ce": 3, "ce_unanswered": 1}
+    assert st["latency"]["ce_cnp"]["count"] == 1
+    # the answer came at once: well inside the first buckets
+    assert st["latency"]["ce_cnp"]["p99_ns"] <= 1 << 20
+    assert (st["pfc_frames"], st["mac_control_other"], st["mac_control_malformed"]) == (3, 0, 0)
+    paused = {p["priority"]: (p["frames"], p["xoff"], p["xon"], p["quanta"], p["pause_ns"])
+              for p in st["pfc"] if p["frames"]}
+    assert paused == {3: (2, 1, 1, 1000, 5120), 5: (1, 1, 0, 50, 256)}
+    assert {k: status["settings"][k] for k in ("cnp_gap", "cnp_delay", "cnp_reaction", "dscp", "ect")} == \
+        {"cnp_gap": "20ms", "cnp_delay": "100ms", "cnp_reaction": "0", "dscp": "26", "ect": "required"}
+    assert "  congestion: cnp 3, ecn_ce 3, ce_unanswered 1, cnp_gap 1, pfc frames 3\n" in top
+    assert "  pfc priority 3: 2 frames, 1 xoff, 1 xon, 1000 quanta (5.1 us paused at 100000 Mb/s)\n" in top
+    assert "  ce_cnp latency: 1 answers, p50 <= " in top
+
+
+def test_live_settings_change_without_a_reload(netns, tmp_path):
+    """config turns a judgement on for the running program: the same frame, counted only after."""
+    run("attach", netns.if_rx, netns=netns.rx, check=True)
+    try:
+        frame = [(data(0x510, dscp=0), 0)]
+        send_paced(netns, tmp_path, frame)
+        run("config", netns.if_rx, "dscp=26", netns=netns.rx, check=True)
+        send_paced(netns, tmp_path, frame)
+        deadline = time.monotonic() + 10
+        while (st := stats(netns))["roce"] < 2:
+            assert time.monotonic() < deadline, st
+            time.sleep(0.2)
+        bad = run("config", netns.if_rx, "cnp_gap=4ns", netns=netns.rx)
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    assert st["rules"]["dscp"] == 1
+    assert bad.returncode == 2 and bad.stderr.startswith("roceval config: cnp_gap=4ns: expected whole microseconds")
+
+
+def test_congestion_metrics_from_the_daemon(netns, daemons, tmp_path):
+    """PFC per priority (frames by kind, quanta, seconds at the link_speed the file sets), the ce_cnp
+    latency and the cnp_reaction histogram, as Prometheus reads them."""
+    frames = [roce.pfc({3: 1000}), roce.pfc({3: 0}), roce.pfc({5: 50}), data(0x520, 1, ecn=CE), cnp(0x620)]
+    pcap = roce.write_pcap(tmp_path / "cc.pcap", frames)
+    port = 9435 + os.getpid() % 1000
+    start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port, "link_speed = 100000", "cnp_delay = 100ms",
+                                     "cnp_reaction = 50us"), port)
+    send(netns, pcap)
+    body = ""
+    deadline = time.monotonic() + 10
+    ifname = netns.if_rx
+    while f'roceval_mac_control_frames_total{{interface="{ifname}",kind="pfc"}} 3\n' not in body or \
+            f'roceval_violations_total{{interface="{ifname}",rule="cnp",severity="info"}} 1\n' not in body:
+        assert time.monotonic() < deadline, body
+        time.sleep(0.2)
+        body = get(netns, port)["body"]
+    want = {(3, "xoff"): 1, (3, "xon"): 1, (5, "xoff"): 1}
+    for p in range(8):
+        for kind in ("xoff", "xon"):
+            assert f'roceval_pfc_frames_total{{interface="{ifname}",priority="{p}",kind="{kind}"}} ' \
+                f'{want.get((p, kind), 0)}\n' in body, (p, kind)
+        quanta = {3: 1000, 5: 50}.get(p, 0)
+        assert f'roceval_pfc_pause_quanta_total{{interface="{ifname}",priority="{p}"}} {quanta}\n' in body
+        # a quantum is 512 bit times: 5.12 ns at 100 Gb/s
+        assert f'roceval_pfc_pause_seconds_total{{interface="{ifname}",priority="{p}"}} ' \
+            f'{quanta * 5.12e-9:.9f}\n' in body
+    assert f'roceval_latency_seconds_count{{interface="{ifname}",kind="ce_cnp"}} 1\n' in body
+    les = [f"{(b + 1) / 8:g}" for b in range(16)] + ["+Inf"]
+    for le in les:
+        assert f'roceval_cnp_reaction_ratio_bucket{{interface="{ifname}",le="{le}"}} 0\n' in body, le
+    assert f'roceval_cnp_reaction_ratio_count{{interface="{ifname}"}} 0\n' in body
+    check = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
