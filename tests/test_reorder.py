@@ -150,6 +150,11 @@ def test_a_go_back_over_two_lost_requests_without_its_nak(tmp_path):
     assert got == {"psn_gap": 1, "psn_duplicate": 2, "retx_episode": 1, "retx_timeout": 1,
                    "retx_uncompared": 2}
     assert r["retransmission"]["packets"] == 4 and r["reorder"]["count"] == 0
+    # the go-back's holes are settled, not left open: 2 sent once more is a PSN seen, no fill
+    got, r = judge(tmp_path, sends([0, 1, 4, 5, 2, 3, 4, 5, 6, 2]))
+    assert got == {"psn_gap": 1, "psn_duplicate": 3, "retx_episode": 2, "retx_timeout": 2,
+                   "retx_uncompared": 2}
+    assert r["reorder"]["count"] == 0
     # the same two late, then new requests: reordered, 3 and 2 PSNs behind the newest
     got, r = judge(tmp_path, sends([0, 1, 4, 5, 2, 3, 6]))
     assert got == {"psn_reorder": 2} and r["reorder"]["sum_psns"] == 5
@@ -268,14 +273,16 @@ def test_a_read_whose_psns_nothing_tells(tmp_path):
                                           "retx_uncompared": 1}
 
 
-def dreq_collision(c, resend=False):
-    """Both ends send a DREQ at once, each in a transaction of its own, and each answers the other's."""
+def dreq_collision(c, resend=None):
+    """Both ends send a DREQ at once, each in a transaction of its own, and each answers the other's;
+    `resend`: the TID the initiator sends its DREQ again with."""
     frames = c.handshake() + c.conversation()
     a_dreq = c.cm(cm_mad.DREQ, cm_mad.dreq_body(c.a_comm, c.b_comm, c.b_qpn), tid=0xA1)
     b_dreq = c.cm(cm_mad.DREQ, cm_mad.dreq_body(c.b_comm, c.a_comm, c.a_qpn), from_a=False, tid=0xB1)
     b_drep = c.cm(cm_mad.DREP, cm_mad.ids_body(c.b_comm, c.a_comm), from_a=False, tid=0xA1)
     a_drep = c.cm(cm_mad.DREP, cm_mad.ids_body(c.a_comm, c.b_comm), tid=0xB1)
-    return frames + [a_dreq, b_dreq] + ([a_dreq] if resend else []) + [b_drep, a_drep]
+    again = [c.cm(cm_mad.DREQ, cm_mad.dreq_body(c.a_comm, c.b_comm, c.b_qpn), tid=resend)] if resend else []
+    return frames + [a_dreq, b_dreq] + again + [b_drep, a_drep]
 
 
 def test_a_dreq_collision_is_no_retry(tmp_path):
@@ -284,8 +291,12 @@ def test_a_dreq_collision_is_no_retry(tmp_path):
     assert nonzero_rules(r) == {"cm": 7, "cm_established": 1}
     assert r["connections"][0]["state"] == "closed"
     # a DREQ its sender sends again, with its TID: one retry
-    r = replay(tmp_path, dreq_collision(c, resend=True))
+    r = replay(tmp_path, dreq_collision(c, resend=0xA1))
     assert nonzero_rules(r) == {"cm": 8, "cm_established": 1, "cm_retry": 1}
+    # with a TID of its own, or the other side's: a transaction of its own, no retry
+    for tid in (0xA2, 0xB1):
+        r = replay(tmp_path, dreq_collision(c, resend=tid))
+        assert nonzero_rules(r) == {"cm": 8, "cm_established": 1}, hex(tid)
 
 
 def test_reorder_window_setting(tmp_path):
