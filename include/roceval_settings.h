@@ -113,11 +113,12 @@
 	       "trace samples allowed in a burst, per CPU; default 100",                        \
 	       "expected a whole number, 1-1000000")                                            \
 	DURATION(conn_idle, conn_idle, 1000000000ull, ROCEVAL_DEFAULT_CONN_IDLE, 100u * 365 * 86400, \
-		 "SECONDS",                                                                     \
+		 "DURATION",                                                                    \
 		 "a CM-learned connection whose two ends both idle this long expires, and its"  \
 		 SETTING_BREAK "traffic is judged as if no CM was seen (conn_expired counts them);" \
-		 SETTING_BREAK "0 never; default 600.  A replay ages them by the capture's time", \
-		 "expected seconds, 0 (never) to 3153600000")                                   \
+		 SETTING_BREAK "whole seconds (90s; a bare number is s); 0 never; default 600s."  \
+		 SETTING_BREAK "A replay ages them by the capture's time",                      \
+		 "expected whole seconds (or a time with ns, us, ms or s), 0 (never) to 3153600000 s") \
 	LIST(dscp, dscp, ROCEVAL_MAX_DSCPS, 0, 63, "any", 0, 0, "any|DSCP[,DSCP...]",          \
 	     "the DSCP values RoCEv2 data may carry (up to 8): a data frame with another"       \
 	     SETTING_BREAK "counts under 'dscp'; CNPs and RDMA CM MADs (QP1) are not data;"    \

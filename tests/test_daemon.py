@@ -294,6 +294,10 @@ def test_metrics_after_traffic(netns, daemons, tmp_path, traffic):
 
     # one family for every rule: the rule and its severity are labels
     body = r["body"]
+    # every family served is documented in the daemon's help (and so in the man page)
+    served = set(re.findall(r"^# TYPE (roceval_\w+) ", body, re.M))
+    documented = {re.sub(r"_bucket$", "", f) for f in served_families()}
+    assert served and served <= documented, served - documented
     assert body.count("# TYPE roceval_violations_total counter") == 1
     assert "roceval_rule_" not in body
     for rl in json.loads(run("rules", "--json", check=True).stdout):
@@ -626,7 +630,13 @@ def test_deploy_config_files(deploy, tmp_path):
 
 
 def dashboard_queries(deploy, rate_interval="5m"):
-    dash = json.loads((deploy / "grafana-dashboard.json").read_text())
+    def no_repeated_keys(pairs):
+        # json keeps the last of a repeated key: a panel's second "description" hid its first
+        keys = [k for k, _ in pairs]
+        assert len(keys) == len(set(keys)), keys
+        return dict(pairs)
+
+    dash = json.loads((deploy / "grafana-dashboard.json").read_text(), object_pairs_hook=no_repeated_keys)
     exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
     assert len(exprs) >= 10
     return [e.replace("$__rate_interval", rate_interval).replace("$instance", ".*")
