@@ -81,8 +81,9 @@ def test_live_congestion_and_qos(netns, tmp_path, mode):
     assert nonzero_rules(st) == {"pcp": 1, "dscp": 1, "not_ect": 1, "cnp_dscp": 1, "cnp_gap": 1, "cnp": 3,
                                  "ecn_ce": 3, "ce_unanswered": 1}
     assert st["latency"]["ce_cnp"]["count"] == 1
-    # the answer came at once: well inside the first buckets
-    assert st["latency"]["ce_cnp"]["p99_ns"] <= 1 << 20
+    # the answer is the CNP sent right after the CE frame, not one 0.3 s on (a bucket of 2^29 ns or
+    # more): a loaded machine may hold the sender for milliseconds between the two, never 134
+    assert st["latency"]["ce_cnp"]["p99_ns"] <= 1 << 27
     assert (st["pfc_frames"], st["mac_control_other"], st["mac_control_malformed"]) == (3, 0, 0)
     paused = {p["priority"]: (p["frames"], p["xoff"], p["xon"], p["quanta"], p["pause_ns"])
               for p in st["pfc"] if p["frames"]}
