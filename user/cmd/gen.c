@@ -618,7 +618,8 @@ static const struct cmd_opt gen_opts[] = {
 		  "3, at most 127; requests of one side in a row, no\n"
 		  "READ), sent a microsecond apart: the first jumps, the\n"
 		  "others come 1 to k PSNs behind it (\"expected\" gives\n"
-		  "their distances as replay's \"reorder\")  -> psn_reorder" },
+		  "their distances as replay's \"reorder\"; sent live,\n"
+		  "only if each swap arrives within reorder_time)    -> psn_reorder" },
 	{ FAULT("bad-opcode", BAD_OPCODE),
 	  .help = "adds a frame with an opcode reserved for the\n"
 		  "transport, on a QP of its own                     -> opcode" },
