@@ -367,8 +367,10 @@ def test_demo_checks_its_agreement_and_cleans_up():
 def test_demo_cleans_up_when_interrupted():
     before = demo_state()
     env = dict(os.environ, ROCEVAL=str(ROCEVAL), DEMO_FRAMES="100000", DEMO_RATE="1000")
+    # a shell cannot trap a signal ignored when it starts, and a suite run in the background (as a
+    # non-interactive shell runs jobs) hands SIGINT down ignored: give the demo what a terminal gives
     p = subprocess.Popen(["bash", str(DEMO)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env)
+                         text=True, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
     while "roce=" not in (line := p.stdout.readline()) and time.monotonic() < deadline:
         pass
