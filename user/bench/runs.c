@@ -193,22 +193,33 @@ double zlib_ns(const struct frame *f, unsigned int repeat)
 	return (cpu_ns() - t0) / repeat;
 }
 
-/* The defaults with icrc_sample and latency_sample as given. */
-int set_sampling(int settings_fd, struct roceval_settings *cfg, const char *icrc, const char *latency)
+/* The settings' defaults with these "key=value" assignments, written to the map. */
+static int set_assignments(int settings_fd, struct roceval_settings *cfg, const char *const *assign, size_t n)
 {
 	char err[128];
 	int ret;
 
 	settings_defaults(cfg);
-	if (settings_set(cfg, "icrc_sample", icrc, err, sizeof(err)) ||
-	    settings_set(cfg, "latency_sample", latency, err, sizeof(err))) {
-		pr_warn("%s", err);
-		return -EINVAL;
-	}
+	for (size_t i = 0; i < n; i++)
+		if (settings_assign(cfg, assign[i], err, sizeof(err))) {
+			pr_warn("%s", err);
+			return -EINVAL;
+		}
 	ret = roceval_settings_write(settings_fd, cfg);
 	if (ret)
 		pr_warn("Couldn't write the settings map: %s", strerror(-ret));
 	return ret;
+}
+
+/* The defaults with icrc_sample and latency_sample as given. */
+int set_sampling(int settings_fd, struct roceval_settings *cfg, const char *icrc, const char *latency)
+{
+	char icrc_sample[48], latency_sample[48];
+	const char *const assign[] = { icrc_sample, latency_sample };
+
+	snprintf(icrc_sample, sizeof(icrc_sample), "icrc_sample=%s", icrc);
+	snprintf(latency_sample, sizeof(latency_sample), "latency_sample=%s", latency);
+	return set_assignments(settings_fd, cfg, assign, 2);
 }
 
 int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const char *n)
@@ -218,25 +229,13 @@ int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const char *n
 
 int set_congestion(int settings_fd, struct roceval_settings *cfg, const char *icrc)
 {
-	static const char *const on[] = { "dscp=26", "cnp_dscp=48", "pcp=3", "cnp_pcp=6", "ect=required",
-					  "cnp_gap=4us", "cnp_delay=50us", "cnp_reaction=50us" };
-	char err[128];
-	int ret;
+	char icrc_sample[48];
+	const char *const assign[] = { "dscp=26", "cnp_dscp=48", "pcp=3", "cnp_pcp=6", "ect=required",
+				       "cnp_gap=4us", "cnp_delay=50us", "cnp_reaction=50us", "latency_sample=1",
+				       icrc_sample };
 
-	settings_defaults(cfg);
-	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
-		if (settings_assign(cfg, on[i], err, sizeof(err))) {
-			pr_warn("%s", err);
-			return -EINVAL;
-		}
-	if (settings_set(cfg, "icrc_sample", icrc, err, sizeof(err))) {
-		pr_warn("%s", err);
-		return -EINVAL;
-	}
-	ret = roceval_settings_write(settings_fd, cfg);
-	if (ret)
-		pr_warn("Couldn't write the settings map: %s", strerror(-ret));
-	return ret;
+	snprintf(icrc_sample, sizeof(icrc_sample), "icrc_sample=%s", icrc);
+	return set_assignments(settings_fd, cfg, assign, sizeof(assign) / sizeof(assign[0]));
 }
 
 /*

@@ -63,7 +63,8 @@ int set_sampling(int settings_fd, struct roceval_settings *cfg, const char *icrc
 /* set_sampling() with every request timed. */
 int set_icrc_sample(int settings_fd, struct roceval_settings *cfg, const char *n);
 /*
- * The defaults with icrc_sample as given and every congestion setting on, each
+ * The defaults with icrc_sample as given, every request timed (as in the
+ * steady rows it is compared with) and every congestion setting on, each
  * of which the bench's frames meet (data at DSCP 26 and ECT(0), untagged).
  */
 int set_congestion(int settings_fd, struct roceval_settings *cfg, const char *icrc);
