@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <math.h>
 #include <string.h>
 
 #include "cm.h"
@@ -140,7 +141,61 @@ static void write_violations(FILE *f, const struct prom_iface *ifs, int n)
 	}
 }
 
-/* One histogram per interface and latency kind; its buckets are cumulative, as Prometheus wants. */
+/*
+ * A histogram's series for one interface: its buckets cumulative, as Prometheus
+ * wants them, then +Inf, _sum and _count. A bucket whose bound is infinite is
+ * the +Inf bucket itself; otherwise +Inf repeats the last bucket's count.
+ */
+struct hist {
+	const char *name; /* the family; the series add _bucket, _sum and _count */
+	const char *kind; /* the kind label's value, or NULL for none */
+	const __u64 *bucket;
+	int buckets;
+	double (*le)(unsigned int b); /* bucket b's bound, in the family's unit */
+	double sum;
+	int sum_decimals;
+};
+
+static void hist_sample(FILE *f, const struct hist *h, const char *ifname, const char *suffix)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "%s_%s", h->name, suffix);
+	sample_start(f, name, ifname);
+	if (h->kind)
+		fprintf(f, ",kind=\"%s\"", h->kind);
+}
+
+static void write_hist(FILE *f, const struct hist *h, const char *ifname)
+{
+	unsigned long long run = 0;
+
+	for (int b = 0; b < h->buckets; b++) {
+		run += h->bucket[b];
+		if (isinf(h->le(b)))
+			continue;
+		hist_sample(f, h, ifname, "bucket");
+		fprintf(f, ",le=\"%.12g\"} %llu\n", h->le(b), run);
+	}
+	hist_sample(f, h, ifname, "bucket");
+	fprintf(f, ",le=\"+Inf\"} %llu\n", run);
+	hist_sample(f, h, ifname, "sum");
+	fprintf(f, "} %.*f\n", h->sum_decimals, h->sum);
+	hist_sample(f, h, ifname, "count");
+	fprintf(f, "} %llu\n", run);
+}
+
+static double latency_le_s(unsigned int b)
+{
+	return latency_le_ns(b) / 1e9;
+}
+
+static double reorder_le_psns(unsigned int b)
+{
+	return reorder_le(b);
+}
+
+/* One histogram per interface and latency kind. */
 static void write_latency(FILE *f, const struct prom_iface *ifs, int n)
 {
 	family(f, "roceval_latency_seconds", "histogram",
@@ -148,46 +203,28 @@ static void write_latency(FILE *f, const struct prom_iface *ifs, int n)
 	       "(ack, read, nak_retx, rnr_retry, ce_cnp: see 'roceval rules'), timed by the frames' own clock");
 	for (int i = 0; i < n; i++) {
 		for (int k = 0; ifs[i].latency && k < LAT__COUNT; k++) {
-			const struct roceval_latency_hist *h = &ifs[i].latency[k];
-			unsigned long long run = 0;
+			const struct roceval_latency_hist *l = &ifs[i].latency[k];
+			struct hist h = { "roceval_latency_seconds", latency_ids[k], l->bucket,
+					  ROCEVAL_LAT_BUCKETS, latency_le_s, l->sum_ns / 1e9, 9 };
 
-			for (int b = 0; b < ROCEVAL_LAT_BUCKETS; b++) {
-				run += h->bucket[b];
-				sample_start(f, "roceval_latency_seconds_bucket", ifs[i].ifname);
-				fprintf(f, ",kind=\"%s\",le=\"%.12g\"} %llu\n", latency_ids[k], latency_le_ns(b) / 1e9, run);
-			}
-			sample_start(f, "roceval_latency_seconds_bucket", ifs[i].ifname);
-			fprintf(f, ",kind=\"%s\",le=\"+Inf\"} %llu\n", latency_ids[k], run);
-			sample_start(f, "roceval_latency_seconds_sum", ifs[i].ifname);
-			fprintf(f, ",kind=\"%s\"} %.9f\n", latency_ids[k], h->sum_ns / 1e9);
-			sample_start(f, "roceval_latency_seconds_count", ifs[i].ifname);
-			fprintf(f, ",kind=\"%s\"} %llu\n", latency_ids[k], run);
+			write_hist(f, &h, ifs[i].ifname);
 		}
 	}
 }
 
-/* The psn_reorder packets by distance in PSNs, one histogram per interface, cumulative buckets. */
+/* The psn_reorder packets by distance in PSNs, one histogram per interface. */
 static void write_reorder(FILE *f, const struct prom_iface *ifs, int n)
 {
 	family(f, "roceval_reorder_distance_psns", "histogram",
 	       "how many PSNs behind the newest of their flow reordered packets came (psn_reorder), "
 	       "within reorder_window");
 	for (int i = 0; i < n; i++) {
-		unsigned long long run = 0;
+		const struct roceval_counters *c = ifs[i].c;
 
-		if (!ifs[i].c)
-			continue;
-		for (int b = 0; b < ROCEVAL_REORDER_BUCKETS; b++) {
-			run += ifs[i].c->reorder[b];
-			sample_start(f, "roceval_reorder_distance_psns_bucket", ifs[i].ifname);
-			fprintf(f, ",le=\"%u\"} %llu\n", reorder_le(b), run);
-		}
-		sample_start(f, "roceval_reorder_distance_psns_bucket", ifs[i].ifname);
-		fprintf(f, ",le=\"+Inf\"} %llu\n", run);
-		sample_start(f, "roceval_reorder_distance_psns_sum", ifs[i].ifname);
-		fprintf(f, "} %llu\n", (unsigned long long)ifs[i].c->reorder_sum);
-		sample_start(f, "roceval_reorder_distance_psns_count", ifs[i].ifname);
-		fprintf(f, "} %llu\n", run);
+		if (c)
+			write_hist(f, &(struct hist){ "roceval_reorder_distance_psns", NULL, c->reorder,
+						      ROCEVAL_REORDER_BUCKETS, reorder_le_psns,
+						      c->reorder_sum, 0 }, ifs[i].ifname);
 	}
 }
 
@@ -228,22 +265,13 @@ static void write_reaction(FILE *f, const struct prom_iface *ifs, int n)
 	       "a flow's sending rate in the cnp_reaction window after a CNP over its rate before it "
 	       "(near 1: a sender that ignores CNPs)");
 	for (int i = 0; i < n; i++) {
-		unsigned long long run = 0;
+		const struct roceval_congestion *cc = ifs[i].cc;
 
-		for (int b = 0; ifs[i].cc && b < ROCEVAL_REACTION_BUCKETS; b++) {
-			run += ifs[i].cc->reaction[b];
-			sample_start(f, "roceval_cnp_reaction_ratio_bucket", ifs[i].ifname);
-			if (b + 1 < ROCEVAL_REACTION_BUCKETS)
-				fprintf(f, ",le=\"%g\"} %llu\n", reaction_le(b), run);
-			else
-				fprintf(f, ",le=\"+Inf\"} %llu\n", run);
-		}
-		if (!ifs[i].cc)
-			continue;
-		sample_start(f, "roceval_cnp_reaction_ratio_sum", ifs[i].ifname);
-		fprintf(f, "} %.6f\n", (double)ifs[i].cc->reaction_sum / ROCEVAL_REACTION_ONE);
-		sample_start(f, "roceval_cnp_reaction_ratio_count", ifs[i].ifname);
-		fprintf(f, "} %llu\n", run);
+		if (cc)
+			write_hist(f, &(struct hist){ "roceval_cnp_reaction_ratio", NULL, cc->reaction,
+						      ROCEVAL_REACTION_BUCKETS, reaction_le,
+						      (double)cc->reaction_sum / ROCEVAL_REACTION_ONE, 6 },
+				   ifs[i].ifname);
 	}
 }
 
