@@ -5,13 +5,19 @@
  * offline over a capture (roceval_replay, fed batches of frames through
  * BPF_PROG_TEST_RUN), so a capture is judged exactly as live traffic is.
  *
- * Every frame is read with bpf_xdp_load_bytes() rather than direct packet
- * access: it works the same on linear and multi-buffer frames and on a frame
- * at any offset of a replay batch, and costs one small copy per frame.
+ * A frame's first ROCEVAL_L2L4_MAX bytes, Ethernet to past the transport
+ * headers, are copied by direct packet access where the linear area holds
+ * them (frame_head_copy()): inline loads cost less than a call to the load
+ * helper (README, "Performance"), and a frame whose ICRC is not checked is
+ * judged from that copy alone.  bpf_xdp_load_bytes(), which works the same on
+ * linear and multi-buffer frames and at any offset of a replay batch, reads
+ * the rest: a head the linear area does not hold (a replay batch's records
+ * past its first pages), the datagram the ICRC covers, a CM MAD and the bytes
+ * a trace keeps.
  *
  * Where another program holds an interface's XDP hook and cannot share it,
  * roceval_tc runs the same validation at tc ingress (tcx), reading the
- * socket buffer with bpf_skb_load_bytes() instead.
+ * socket buffer the same way, with bpf_skb_load_bytes() as its helper.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
