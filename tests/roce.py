@@ -390,6 +390,17 @@ def cooked(frame, linktype, *, proto=None, strip_vlan=False, halen=6):
     return struct.pack(">HHIHBB8s", etype, 0, 3, 1, 0, halen, addr) + body
 
 
+# Raw IP capture link types (tunnel interfaces, cloud capture services): RAW, whose records' first
+# nibble tells IPv4 from IPv6, and IPV4 and IPV6, one family each
+RAW, IPV4, IPV6 = 101, 228, 229
+
+
+def raw_ip(frame):
+    """An Ethernet frame as a raw IP capture records it: its IP packet, the Ethernet header and
+    any VLAN tags gone."""
+    return bytes(frame[l3_offset(frame):])
+
+
 def pcapng_bytes(frames, linktype=1, times=None):
     """The same frames as a pcapng file: section header, one interface, enhanced packet blocks.
     times: seconds, as pcap_bytes takes them (default: one microsecond apart)."""

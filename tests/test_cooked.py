@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""Linux cooked captures (LINUX_SLL, LINUX_SLL2: `tcpdump -i any`) replay as their Ethernet originals."""
+"""Linux cooked captures (LINUX_SLL, LINUX_SLL2: `tcpdump -i any`) and raw IP captures (RAW, IPV4,
+IPV6) replay as their Ethernet originals."""
 import json
 import signal
 import struct
@@ -10,7 +11,7 @@ import pytest
 
 import roce
 from conftest import replay_json, run, timeless
-from roce import SLL, SLL2, cooked
+from roce import IPV4, IPV6, RAW, SLL, SLL2, cooked, raw_ip
 
 FAULTS = ("--corrupt-icrc", "1%", "--flip-invariant", "1%", "--drop", "1%", "--duplicate", "1%",
           "--bad-opcode", "1%", "--bad-pad", "1%", "--se-misuse", "1%", "--mutate-variant", "2%")
@@ -124,13 +125,98 @@ def test_cooked_odd_records(tmp_path, linktype):
     assert {k: v for k, v in r["rules"].items() if v} == {"truncated": 1}
 
 
-def test_cooked_and_ethernet_only(tmp_path):
-    """Any other link type keeps its one-line refusal, naming the types replay reads."""
-    path = roce.write_pcap(tmp_path / "raw.pcap", [roce.cnp()[14:]], linktype=101)
+def ethertype(frame):
+    return frame[roce.l3_offset(frame) - 2:roce.l3_offset(frame)]
+
+
+@pytest.mark.parametrize("pcapng", [False, True], ids=["pcap", "pcapng"])
+@pytest.mark.parametrize("linktype", [RAW, IPV4, IPV6], ids=["RAW", "IPV4", "IPV6"])
+def test_raw_ip_counts_equal_ethernet(tmp_path, original, linktype, pcapng):
+    """Each record gets an Ethernet header again, zero MACs and the EtherType of its IP version:
+    every verdict is the Ethernet original's (the ICRC does not cover the Ethernet header). RAW
+    holds both families; IPV4 and IPV6 one each, so they are compared with the Ethernet frames of
+    that family."""
+    frames, times = original_times(original["plain"])
+    families = {b"\x08\x00": IPV4, b"\x86\xdd": IPV6}
+    assert sorted({ethertype(f) for f in frames}) == sorted(families)
+    keep = [i for i, f in enumerate(frames) if linktype == RAW or families[ethertype(f)] == linktype]
+    frames, times = [frames[i] for i in keep], [times[i] for i in keep]
+    want = replay_json(write(tmp_path / "e.cap", 1, frames, pcapng, times), "--pmtu", "1024")
+    assert want["icrc_bad"] > 0 and want["rules"]["psn_gap"] > 0 and want["rules"]["pad"] > 0
+    assert want["roce"] > (2900 if linktype == RAW else 1200)  # the test means something
+    assert (want["rocev2_ipv4"] > 0, want["rocev2_ipv6"] > 0) == (linktype != IPV6, linktype != IPV4)
+    path = write(tmp_path / "r.cap", linktype, [raw_ip(f) for f in frames], pcapng, times)
+    assert replay_json(path, "--pmtu", "1024") == want
+
+
+def test_raw_ip_snapped(tmp_path, original):
+    """A raw record cut by the snap length is snapped as its Ethernet original cut 14 bytes later."""
+    frames, times = original_times(original["plain"])
+    eth = roce.write_pcap(tmp_path / "e.pcap", frames, times=times, snaplen=142)
+    raw = roce.write_pcap(tmp_path / "r.pcap", [raw_ip(f) for f in frames], RAW, times=times, snaplen=128)
+    want = replay_json(eth, "--pmtu", "1024")
+    assert want["snapped"] > 1000 and want["icrc_unchecked"] >= want["snapped"]
+    assert replay_json(raw, "--pmtu", "1024") == want
+
+
+def test_raw_ip_vlan(tmp_path, original):
+    """A raw IP capture has no tags: it replays as the untagged frames, 4 bytes fewer each."""
+    want = replay_json(original["vlan"])
+    frames, times = original_times(original["vlan"])
+    got = replay_json(write(tmp_path / "raw.pcap", RAW, [raw_ip(f) for f in frames], times=times))
+    assert without_flows(got) == untagged(want)
+    assert [dict(f, bytes=f["bytes"] + 4 * f["packets"]) for f in got["flows"]] == want["flows"]
+
+
+def good_send(qp, **kw):
+    """A valid SEND_ONLY on a flow of its own: no sequence rule applies."""
+    return roce.roce(roce.opcode(roce.RC, "SEND_ONLY"), 8, dqpn=qp, **kw)
+
+
+@pytest.mark.parametrize("pcapng", [False, True], ids=["pcap", "pcapng"])
+def test_raw_odd_records(tmp_path, pcapng):
+    """RAW's records that are not whole RoCE: counted as frames, not RoCE, or truncated when the
+    IP and UDP lengths say more than the record holds; none stops the replay."""
+    v4, v6 = raw_ip(good_send(1)), raw_ip(good_send(2, ipv6=True))
+    records = [
+        v4,                          # RoCE over IPv4, valid
+        v6,                          # RoCE over IPv6, valid
+        b"",                         # empty: no version to tell
+        b"\x50" + v4[1:],            # version 5: an 802.3 length for EtherType, not RoCE
+        v4[:1],                      # an IPv4 version nibble and nothing else
+        v4[:19],                     # cut inside the IPv4 header
+        v6[:39],                     # cut inside the IPv6 header
+        raw_ip(good_send(3))[:-6],   # cut inside the ICRC: truncated
+        raw_ip(good_send(4, ipv6=True))[:-6],
+    ]
+    r = replay_json(write(tmp_path / "odd.cap", RAW, records, pcapng))
+    roce.check_accounting(r)
+    assert (r["frames"], r["roce"], r["rocev2_ipv4"], r["rocev2_ipv6"], r["icrc_ok"], r["icrc_unchecked"]) == \
+        (9, 4, 2, 2, 2, 2)
+    assert r["bytes"] == sum(len(f) + 14 for f in records)
+    assert {k: v for k, v in r["rules"].items() if v} == {"truncated": 2}
+
+
+@pytest.mark.parametrize("linktype", [IPV4, IPV6], ids=["IPV4", "IPV6"])
+def test_raw_family_mismatch(tmp_path, linktype):
+    """IPV4 and IPV6 name their family; a record of the other one is not read as it: its header
+    does not parse as the link type's, and it counts as a frame, not RoCE."""
+    mine, other = (good_send(1), good_send(2, ipv6=True)) if linktype == IPV4 else (good_send(1, ipv6=True), good_send(2))
+    r = replay_json(write(tmp_path / "m.pcap", linktype, [raw_ip(mine), raw_ip(other), b""]))
+    assert (r["frames"], r["roce"], r["icrc_ok"]) == (3, 1, 1)
+    assert not any(r["rules"].values())
+
+
+@pytest.mark.parametrize("linktype", [0, 14], ids=["NULL", "14"])
+def test_other_link_types_refused(tmp_path, linktype):
+    """Any other link type keeps its one-line refusal, naming the types replay reads (14, DLT_RAW
+    on OpenBSD, is no link type in a file: libpcap writes RAW's as 101 everywhere)."""
+    path = roce.write_pcap(tmp_path / "other.pcap", [roce.cnp()[14:]], linktype=linktype)
     res = run("replay", path)
     assert res.returncode == 2 and res.stdout == ""
-    assert res.stderr == (f"roceval: {path}: link type RAW is not Ethernet; roceval reads Ethernet and "
-                          "Linux cooked (LINUX_SLL, LINUX_SLL2) captures only\n")
+    name = "NULL" if linktype == 0 else "14"
+    assert res.stderr == (f"roceval: {path}: link type {name} is not Ethernet; roceval reads Ethernet, "
+                          "Linux cooked (LINUX_SLL, LINUX_SLL2) and raw IP (RAW, IPV4, IPV6) captures only\n")
 
 
 def tcpdump_any(netns, path, *opts):

@@ -12,7 +12,7 @@ import pytest
 
 import roce
 from conftest import ROCEVAL, ROOT, run
-from roce import SLL2, cooked
+from roce import RAW, SLL2, cooked, raw_ip
 
 FUZZ_DIR = Path(os.environ.get("ROCEVAL_FUZZ_DIR", ROCEVAL.parent if ROCEVAL.parent != ROOT
                                else ROOT / ".output"))
@@ -135,13 +135,18 @@ def bad_captures(tmp_path_factory, good_capture):
                                   ("ACKNOWLEDGE", roce.V4_DST, roce.V4_SRC)))
     roce.write_pcap(d / "cooked.pcap", [cooked(send, SLL2), cooked(ack, SLL2), cooked(send, SLL2)[:12]],
                     linktype=SLL2)
+    # RAW: IPv4 and IPv6, an empty record, one that is no IP, one cut inside its IP header
+    send6 = roce.roce(roce.opcode(roce.RC, "SEND_ONLY"), 8, ipv6=True)
+    roce.write_pcap(d / "raw.pcap", [raw_ip(send), raw_ip(send6), b"", b"\x50" + raw_ip(send)[1:],
+                                     raw_ip(send6)[:30]], linktype=RAW)
     return d
 
 
 @needs_plain_binary
 @pytest.mark.parametrize("case,status", [
     ("good", 0), ("cnp", 0), ("garbage.pcap", 2), ("empty.pcap", 2),
-    ("header-only.pcap", 0), ("cut.pcap", 2), ("lying-caplen.pcap", 2), ("cooked.pcap", 0)])
+    ("header-only.pcap", 0), ("cut.pcap", 2), ("lying-caplen.pcap", 2), ("cooked.pcap", 0),
+    ("raw.pcap", 0)])
 def test_replay_under_valgrind(case, status, bad_captures, good_capture, cnp_capture):
     """roceval replay on good and damaged captures: the documented exit status, zero reports."""
     path = {"good": good_capture[0], "cnp": cnp_capture}.get(case, bad_captures / case)

@@ -12,6 +12,9 @@
  * older tools LINUX_SLL) carry no Ethernet header: one is rebuilt from the
  * cooked header, with the protocol as EtherType, the cooked header's address
  * as source MAC when it is a 6-byte one (else zero) and a zero destination.
+ * Raw IP captures (RAW, IPV4, IPV6: tunnel interfaces, cloud capture
+ * services) carry no link layer at all: their records get zero MACs and the
+ * EtherType of their IP version.
  */
 struct to_ether {
 	int dlt;

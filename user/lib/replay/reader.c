@@ -101,9 +101,13 @@ int replay_file_open(struct replay_file *f, const char *path)
 		return -EINVAL;
 	}
 	if (!to_ether_supported(pcap_datalink(f->pcap))) {
-		pr_warn("%s: link type %s is not Ethernet; roceval reads Ethernet and Linux cooked "
-			"(LINUX_SLL, LINUX_SLL2) captures only",
-			path, pcap_datalink_val_to_name(pcap_datalink(f->pcap)) ?: "unknown");
+		int dlt = pcap_datalink(f->pcap);
+		char num[16];
+
+		snprintf(num, sizeof(num), "%d", dlt);
+		pr_warn("%s: link type %s is not Ethernet; roceval reads Ethernet, Linux cooked "
+			"(LINUX_SLL, LINUX_SLL2) and raw IP (RAW, IPV4, IPV6) captures only",
+			path, pcap_datalink_val_to_name(dlt) ?: num);
 		replay_file_close(f);
 		return -EINVAL;
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * A capture file run through the validator (batch.h): pcap or pcapng,
- * Ethernet or Linux cooked, read with libpcap, each frame with its capture
+ * Ethernet, Linux cooked or raw IP, read with libpcap, each frame with its capture
  * time and its length on the wire.
  */
 #ifndef ROCEVAL_REPLAY_FILE_H
