@@ -168,6 +168,63 @@ def test_top_shows_each_flows_answer_latency(netns, tmp_path):
     assert re.search(r"  1 +\d+ +0 +- +-$", acks), acks
 
 
+FLOW_LABELS = ("PACKETS", "BYTES", "VIOLATIONS", "P50", "P99")
+NAME_END = 2 + 52 + 1  # the flow column, then the numbers
+
+
+def flow_table(lines, heading):
+    """The rows of the flow table under `heading`: each flow's whole name (its row's name column
+    and the lines below it joined) and the columns its numbers end at, with the columns the
+    visible labels end at. A line below a row holds nothing past the name column."""
+    at = next(i for i, x in enumerate(lines) if x.startswith(f"  {heading} "))
+    ends = [NAME_END + m.end() for m in re.finditer(r"\S+", lines[at][NAME_END:]) if m.group() in FLOW_LABELS]
+    rows = []
+    for line in lines[at + 1:]:
+        if line.startswith("  (") or re.match(r"^  [A-Z]", line):
+            break
+        if line.startswith("    "):
+            assert len(line) < NAME_END, line
+            rows[-1][0].append(line.strip())
+        else:
+            rows.append(([line[:NAME_END].strip()], [NAME_END + m.end() for m in re.finditer(
+                r"\d+(\.\d)? (ns|us|ms|s)\b|\S+", line[NAME_END:])]))  # a latency has its unit
+    return ends, {" ".join(name): cols for name, cols in rows}
+
+
+@pytest.mark.parametrize("width", [80, 110])
+def test_top_keeps_the_columns_of_cm_named_flows(netns, tmux, tmp_path, width):
+    """A flow named with its RDMA CM service and peer QP is longer than the flow column (over IPv6
+    longer still): the name goes on below its row, and every number stays under its label, at 80
+    columns (PACKETS and BYTES showing) as at 110 (all of them); the whole name shows."""
+    import cm_mad
+    from conftest import send_pcap
+    v4 = cm_mad.Conn()
+    v6 = cm_mad.Conn(a="2001:db8:aaaa:bbbb:cccc:dddd:eeee:1", b="2001:db8:aaaa:bbbb:cccc:dddd:eeee:2",
+                     a_qpn=0x237, b_qpn=0x267, ipv6=True)
+    frames = []
+    for c in (v4, v6):
+        # the sends to b the busiest flows; a send to a past a gap puts those in the violating table
+        frames += c.handshake() + c.conversation() + [c.to_b("SEND_ONLY", c.b_psn + i, 16) for i in range(2, 6)]
+        frames.append(c.to_a("SEND_ONLY", c.a_psn + 5, 16))
+
+    def cm_name(src, dst, qpn, peer):
+        return f"{src} > {dst} qp {qpn:#x} [tcp/4420 (NVMe-oF) peer qp {peer:#x}]"
+    to_b = [cm_name(c.a, c.b, c.b_qpn, c.a_qpn) for c in (v4, v6)]
+    to_a = [cm_name(c.b, c.a, c.a_qpn, c.b_qpn) for c in (v4, v6)]
+    run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)
+    send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "cm.pcap", frames), one_cpu=True)
+    tmux("new-session", "-d", "-s", "top", "-x", str(width), "-y", "60",
+         f"nsenter --net=/run/netns/{netns.rx} {ROCEVAL} top {netns.if_rx} -d 0.3")
+    lines = wait_screen(tmux, lambda ls: any("(8 flows in the table)" in x for x in ls))
+    assert_fits(lines, width, 60)
+    for heading, names in (("MOST VIOLATING FLOWS", to_a), ("BUSIEST FLOWS", to_b + to_a)):
+        ends, rows = flow_table(lines, heading)
+        assert len(ends) == (2 if width == 80 else 5)
+        assert set(names) <= set(rows), (names, lines)
+        for name, cols in rows.items():
+            assert cols == ends, (name, lines)
+
+
 def test_top_on_a_terminal_without_term(netns):
     """A terminal whose type is not known: one clear line and exit 1, the terminal untouched."""
     import os

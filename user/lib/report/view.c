@@ -173,22 +173,55 @@ static int by_packets(const void *a, const void *b)
 	return x->val.packets < y->val.packets ? 1 : x->val.packets > y->val.packets ? -1 : 0;
 }
 
+/* The flow column's width: past it come the numbers, each column at its place. */
+#define FLOW_NAME_W 52
+
+/*
+ * How much of a flow's name goes on a line `width` columns wide: all of it
+ * when it fits, else up to a space, the CM annotation ("[service peer qp N]")
+ * starting a line of its own when what comes before it fits.  A name longer
+ * than its column would push the numbers after it out of line.  A word wider
+ * than the column (none of an address, QP or service is) is cut.
+ */
+static int name_line(const char *s, int width)
+{
+	const char *ann = strstr(s, " [");
+	int n = strlen(s);
+
+	if (n <= width)
+		return n;
+	if (ann && ann > s && ann - s <= width)
+		return ann - s;
+	for (n = width; n > 0 && s[n] != ' '; n--)
+		;
+	return n ?: width;
+}
+
 static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int n, int rows,
 			  bool violating)
 {
-	char name[128], p50[32], p99[32];
-	int shown = 0;
+	char name[192], p50[32], p99[32];
+	const char *rest;
+	int shown = 0, w;
 
 	for (int i = 0; i < n && shown < rows; i++) {
 		bool timed = flow_latency_count(&e[i].cold) > 0;
 
 		if (violating && !e[i].cold.violations)
 			break;
-		top_add(sc, -1, false, "  %-52s %10llu %12llu %10llu %9s %9s", flow_entry_name(&e[i], name, sizeof(name)),
+		flow_entry_name(&e[i], name, sizeof(name));
+		w = name_line(name, FLOW_NAME_W);
+		top_add(sc, -1, false, "  %-*.*s %10llu %12llu %10llu %9s %9s", FLOW_NAME_W, w, name,
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
 			(unsigned long long)e[i].cold.violations,
 			timed ? latency_text(latency_quantile16_ns(e[i].cold.latency, 0.5), p50, sizeof(p50)) : "-",
 			timed ? latency_text(latency_quantile16_ns(e[i].cold.latency, 0.99), p99, sizeof(p99)) : "-");
+		/* the rest of the name below, indented, within the name's column */
+		for (rest = name + w + strspn(name + w, " "); *rest; rest += strspn(rest, " ")) {
+			w = name_line(rest, FLOW_NAME_W - 2);
+			top_add(sc, -1, false, "    %.*s", w, rest);
+			rest += w;
+		}
 		shown++;
 	}
 	if (!shown)
@@ -204,13 +237,13 @@ static int top_build_flows(struct top_screen *sc, const struct live_iface *li, i
 	if (n < 0)
 		return n;
 	cm_annotate(li->cm_ends_fd, e, n);
-	top_add(sc, -1, true, "  %-52s %10s %12s %10s %9s %9s", "MOST VIOLATING FLOWS", "PACKETS", "BYTES",
-		"VIOLATIONS", "P50", "P99");
+	top_add(sc, -1, true, "  %-*s %10s %12s %10s %9s %9s", FLOW_NAME_W, "MOST VIOLATING FLOWS", "PACKETS",
+		"BYTES", "VIOLATIONS", "P50", "P99");
 	top_flow_rows(sc, e, n, rows, true);
 	if (n) /* e is NULL for an empty table, which qsort() must not be given */
 		qsort(e, n, sizeof(*e), by_packets);
-	top_add(sc, -1, true, "  %-52s %10s %12s %10s %9s %9s", "BUSIEST FLOWS", "PACKETS", "BYTES", "VIOLATIONS",
-		"P50", "P99");
+	top_add(sc, -1, true, "  %-*s %10s %12s %10s %9s %9s", FLOW_NAME_W, "BUSIEST FLOWS", "PACKETS", "BYTES",
+		"VIOLATIONS", "P50", "P99");
 	top_flow_rows(sc, e, n, rows, false);
 	top_add(sc, -1, false, "  (%d flow%s in the table)", n, n == 1 ? "" : "s");
 	free(e);
