@@ -68,16 +68,17 @@ def test_directory(tmp_path):
     one_error_line(run("replay", tmp_path), 2, str(tmp_path))
 
 
-@pytest.mark.parametrize("linktype,name", [(101, "RAW"), (0, "NULL"), (105, "IEEE802_11")])
+@pytest.mark.parametrize("linktype,name", [(0, "NULL"), (105, "IEEE802_11"), (14, "14")])
 def test_non_ethernet(tmp_path, linktype, name):
+    """A link type replay does not read, named, or numbered where libpcap has no name for it."""
     path = roce.write_pcap(tmp_path / "raw.pcap", [roce.cnp()[14:]], linktype=linktype)
-    one_error_line(run("replay", "--json", path), 2, str(path), name, "Ethernet")
+    one_error_line(run("replay", "--json", path), 2, str(path), f"link type {name} ", "Ethernet")
 
 
 def test_non_ethernet_pcapng(tmp_path):
-    path = tmp_path / "raw.pcapng"
-    path.write_bytes(roce.pcapng_bytes([roce.cnp()[14:]], linktype=101))
-    one_error_line(run("replay", path), 2, str(path), "Ethernet")
+    path = tmp_path / "wifi.pcapng"
+    path.write_bytes(roce.pcapng_bytes([roce.cnp()[14:]], linktype=105))
+    one_error_line(run("replay", path), 2, str(path), "IEEE802_11", "Ethernet")
 
 
 @pytest.mark.parametrize("cut", [30, 70, 74 + 16 - 8], ids=["in_frame", "in_frame_start",
