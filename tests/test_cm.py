@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """RDMA CM: connections learned from their handshake, and their first packets judged by it."""
 import json
+import re
 import subprocess
 import time
 
@@ -555,3 +556,29 @@ def test_live_idle_connection_expires_by_the_clock(netns, tmp_path):
         run("detach", netns.if_rx, netns=netns.rx)
     assert {k: v for k, v in st["rules"].items() if v} == {
         "cm": 3, "cm_established": 1, "conn_expired": 1}
+
+
+def test_text_flow_table_keeps_its_columns_with_cm_names(tmp_path):
+    """replay's flow table, as top's: a name with its CM service and peer QP is longer than the
+    name column (over IPv6 longer still), so it goes on below its row and every count stays under
+    its heading; the whole name reads back from the lines."""
+    v6 = cm_mad.Conn(a="2001:db8:aaaa:bbbb:cccc:dddd:eeee:1", b="2001:db8:aaaa:bbbb:cccc:dddd:eeee:2",
+                     a_qpn=0x237, b_qpn=0x267, ipv6=True)
+    pcap = roce.write_pcap(tmp_path / "cm.pcap", v6.handshake() + v6.conversation())
+    lines = run("replay", pcap, check=True).stdout.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("  flow "))
+    ends = [m.end() for m in re.finditer(r"\S+", lines[at])][1:4]  # packets, bytes, violations
+    names, rows = [], 0
+    for line in lines[at + 1:]:
+        if not line.startswith("  ") or line.startswith("  ("):
+            break
+        if line.startswith("    "):
+            assert len(line) <= 2 + 52, line
+            names[-1] += " " + line.strip()
+            continue
+        rows += 1
+        names.append(line[:2 + 52].strip())
+        assert [2 + 52 + m.end() for m in re.finditer(r"\S+", line[2 + 52:])][:3] == ends, line
+    want = f"{v6.a} > {v6.b} qp {v6.b_qpn:#x} [tcp/4420 (NVMe-oF) peer qp {v6.a_qpn:#x}]"
+    assert want in names, lines
+    assert rows >= 3

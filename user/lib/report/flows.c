@@ -258,17 +258,46 @@ void flows_json(struct json_writer *w, const struct flow_entry *e, int n, int to
 	json_array_end(w);
 }
 
+int flow_name_line(const char *s, int width)
+{
+	const char *ann = strstr(s, " [");
+	int n = strlen(s);
+
+	if (n <= width)
+		return n;
+	if (ann && ann > s && ann - s <= width)
+		return ann - s;
+	for (n = width; n > 0 && s[n] != ' '; n--)
+		;
+	return n ?: width;
+}
+
+/* What is left of a name after its first line, indented below it, within the name's column. */
+static void flow_name_rest(FILE *f, const char *rest)
+{
+	int w;
+
+	for (rest += strspn(rest, " "); *rest; rest += strspn(rest, " ")) {
+		w = flow_name_line(rest, FLOW_NAME_W - 2);
+		fprintf(f, "    %.*s\n", w, rest);
+		rest += w;
+	}
+}
+
 void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top)
 {
-	char name[128];
+	char name[FLOW_NAME_MAX];
 
 	if (!n)
 		return;
-	fprintf(f, "\n  %-52s %10s %12s %10s  %s\n", "flow", "packets", "bytes", "violations", "rules");
+	fprintf(f, "\n  %-*s %10s %12s %10s  %s\n", FLOW_NAME_W, "flow", "packets", "bytes", "violations", "rules");
 	for (int i = 0; i < n && i < top; i++) {
 		bool first = true;
+		int w;
 
-		fprintf(f, "  %-52s %10llu %12llu %10llu  ", flow_entry_name(&e[i], name, sizeof(name)),
+		flow_entry_name(&e[i], name, sizeof(name));
+		w = flow_name_line(name, FLOW_NAME_W);
+		fprintf(f, "  %-*.*s %10llu %12llu %10llu  ", FLOW_NAME_W, w, name,
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
 			(unsigned long long)e[i].cold.violations);
 		for (int r = 0; r < RULE__COUNT; r++) {
@@ -278,6 +307,7 @@ void flows_print_table(FILE *f, const struct flow_entry *e, int n, int top)
 			first = false;
 		}
 		fputc('\n', f);
+		flow_name_rest(f, name + w);
 	}
 	if (n > top)
 		fprintf(f, "  (%d more flow%s)\n", n - top, n - top == 1 ? "" : "s");

@@ -51,4 +51,16 @@ const char *flow_hosts(const struct roceval_flow_key *k, char *buf, size_t len);
 const char *flow_name(const struct roceval_flow_key *k, char *buf, size_t len);
 /* flow_name(), then for a CM-learned flow " [tcp/4420 (NVMe-oF) peer qp 0x8d]" */
 const char *flow_entry_name(const struct flow_entry *e, char *buf, size_t len);
+/* Room for the longest flow_entry_name(): two IPv6 addresses and a CM service. */
+#define FLOW_NAME_MAX 192
+/* The flow column's width in tables: past it come the numbers, each at its place. */
+#define FLOW_NAME_W 52
+/*
+ * How much of a flow's name goes on a line `width` columns wide: all of it
+ * when it fits, else up to a space, the CM annotation ("[service peer qp N]")
+ * starting a line of its own when what comes before it fits.  A name longer
+ * than its column would push the numbers after it out of line.  A word wider
+ * than the column (none of an address, QP or service is) is cut.
+ */
+int flow_name_line(const char *s, int width);
 #endif

@@ -173,34 +173,10 @@ static int by_packets(const void *a, const void *b)
 	return x->val.packets < y->val.packets ? 1 : x->val.packets > y->val.packets ? -1 : 0;
 }
 
-/* The flow column's width: past it come the numbers, each column at its place. */
-#define FLOW_NAME_W 52
-
-/*
- * How much of a flow's name goes on a line `width` columns wide: all of it
- * when it fits, else up to a space, the CM annotation ("[service peer qp N]")
- * starting a line of its own when what comes before it fits.  A name longer
- * than its column would push the numbers after it out of line.  A word wider
- * than the column (none of an address, QP or service is) is cut.
- */
-static int name_line(const char *s, int width)
-{
-	const char *ann = strstr(s, " [");
-	int n = strlen(s);
-
-	if (n <= width)
-		return n;
-	if (ann && ann > s && ann - s <= width)
-		return ann - s;
-	for (n = width; n > 0 && s[n] != ' '; n--)
-		;
-	return n ?: width;
-}
-
 static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int n, int rows,
 			  bool violating)
 {
-	char name[192], p50[32], p99[32];
+	char name[FLOW_NAME_MAX], p50[32], p99[32];
 	const char *rest;
 	int shown = 0, w;
 
@@ -210,7 +186,7 @@ static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int
 		if (violating && !e[i].cold.violations)
 			break;
 		flow_entry_name(&e[i], name, sizeof(name));
-		w = name_line(name, FLOW_NAME_W);
+		w = flow_name_line(name, FLOW_NAME_W);
 		top_add(sc, -1, false, "  %-*.*s %10llu %12llu %10llu %9s %9s", FLOW_NAME_W, w, name,
 			(unsigned long long)e[i].val.packets, (unsigned long long)e[i].val.bytes,
 			(unsigned long long)e[i].cold.violations,
@@ -218,7 +194,7 @@ static void top_flow_rows(struct top_screen *sc, const struct flow_entry *e, int
 			timed ? latency_text(latency_quantile16_ns(e[i].cold.latency, 0.99), p99, sizeof(p99)) : "-");
 		/* the rest of the name below, indented, within the name's column */
 		for (rest = name + w + strspn(name + w, " "); *rest; rest += strspn(rest, " ")) {
-			w = name_line(rest, FLOW_NAME_W - 2);
+			w = flow_name_line(rest, FLOW_NAME_W - 2);
 			top_add(sc, -1, false, "    %.*s", w, rest);
 			rest += w;
 		}
