@@ -356,6 +356,8 @@ verdict:
  * the replay program calls roceval_frame in a loop.  roceval_frame_meta is
  * roceval_frame for roceval_xdp_nic alone: a kfunc call would keep the
  * others from loading on kernels without it, and from replaying a capture.
+ * It takes base and wire, constants to its one caller, as arguments: folded
+ * into the body they cost the verifier 76k more instructions (211k, not 135k).
  */
 __noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire)
 {
