@@ -24,16 +24,33 @@ static __always_inline bool dscp_allowed(const struct roceval_settings *cfg, __u
 	return false;
 }
 
+extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx, __be16 *vlan_proto, __u16 *vlan_tci) __ksym __weak;
+
+/*
+ * Set by the loader where the kernel has that kfunc (6.8): elsewhere the
+ * verifier drops the call as dead code, which a kernel without it needs,
+ * since libbpf leaves the unresolved call for the verifier to refuse.
+ */
+const volatile bool rx_vlan_offered;
+
 /*
  * The outer VLAN tag's priority | ROCEVAL_PCP_TAGGED, or 0 for an untagged
- * frame.  At tc ingress the stack has taken the outer tag out of the frame
- * into the socket buffer; XDP on a NIC that strips tags in hardware sees
- * none, and an untagged frame has no priority to judge.
+ * frame.  A NIC that strips tags in hardware hands the outer one to its
+ * driver beside the frame: at tc ingress the stack has put it in the
+ * socket buffer (as it does with a tag the frame still carried), and XDP
+ * bound to the device (rx_meta: roceval_xdp_nic) asks the driver for it;
+ * other XDP sees only the frame's bytes, where a stripped tag is not.  A
+ * tag beside the frame is the outer one, before any the frame carries.
  */
-static __always_inline __u32 qos_pcp(void *ctx, bool tc, const struct roceval_scratch *s)
+static __always_inline __u32 qos_pcp(void *ctx, bool tc, bool rx_meta, const struct roceval_scratch *s)
 {
+	__be16 proto;
+	__u16 tci;
+
 	if (tc && ((struct __sk_buff *)ctx)->vlan_present)
 		return ROCEVAL_PCP_TAGGED | ((struct __sk_buff *)ctx)->vlan_tci >> 13;
+	if (rx_meta && rx_vlan_offered && !bpf_xdp_metadata_rx_vlan_tag(ctx, &proto, &tci))
+		return ROCEVAL_PCP_TAGGED | tci >> 13;
 	/* a tag between the MAC addresses and the IP header: its TCI right after them */
 	return s->li.l3 > ETH_HLEN ? ROCEVAL_PCP_TAGGED | s->l2l4[ETH_HLEN] >> 5 : 0;
 }
@@ -48,10 +65,11 @@ static __always_inline __u8 qos_dscp(const struct roceval_scratch *s)
 
 /*
  * Only with one of the QoS settings on (ROCEVAL_CC_QOS): read from the
- * frame's first copy here rather than by the parse, which every frame runs.
+ * frame's first copy here rather than by the parse, which every frame runs;
+ * the priority only when a setting asks for one (it may cost a driver call).
  */
-static __always_inline void qos_judge(void *ctx, bool tc, struct roceval_scratch *s, struct roceval_counters *cnt,
-				      const struct roceval_settings *cfg)
+static __always_inline void qos_judge(void *ctx, bool tc, bool rx_meta, struct roceval_scratch *s,
+				      struct roceval_counters *cnt, const struct roceval_settings *cfg)
 {
 	const struct l4info *li = &s->li;
 	bool cnp = s->fi.opcode == ROCE_OPCODE_CNP;
@@ -60,10 +78,12 @@ static __always_inline void qos_judge(void *ctx, bool tc, struct roceval_scratch
 
 	if (!cnp && s->fi.dqpn == ROCE_GSI_QPN)
 		return;
-	pcp = qos_pcp(ctx, tc, s);
 	want = cnp ? cfg->cnp_pcp : cfg->pcp;
-	if ((pcp & ROCEVAL_PCP_TAGGED) && want != ROCEVAL_SETTING_ANY && (pcp & 7) != want)
-		violate(s, cnt, cnp ? RULE_CNP_PCP : RULE_PCP);
+	if (want != ROCEVAL_SETTING_ANY) {
+		pcp = qos_pcp(ctx, tc, rx_meta, s);
+		if ((pcp & ROCEVAL_PCP_TAGGED) && (pcp & 7) != want)
+			violate(s, cnt, cnp ? RULE_CNP_PCP : RULE_PCP);
+	}
 	/* RoCEv1 has no IP header: its GRH's traffic class is not DSCP and ECN */
 	if (li->v1)
 		return;

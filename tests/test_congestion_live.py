@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Congestion and QoS on a live interface: one case of each judgement through a real veth, timed by
 the kernel's clock, with the real binary attached (native XDP, and tc, where the stack has taken the
-VLAN tag out of the frame), then what stats, status and top show of it."""
+VLAN tag out of the frame), then what stats, status and top show of it; and the priority of a tag
+that reached the driver beside the frame, as from a NIC that strips tags."""
 import json
 import os
 import subprocess
+import sysconfig
 import time
 
 import pytest
@@ -53,6 +55,49 @@ def sequence():
     ]
 
 
+# For the sending end's tc egress: the frame's outer VLAN tag moved out of its bytes into the socket
+# buffer, which veth hands the receiving end beside the frame, as a NIC that strips tags hands its
+# driver the tag it took out.  The receiving end's XDP then sees an untagged frame.
+UNTAG = r"""
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+SEC("tc")
+int untag(struct __sk_buff *skb)
+{
+	__u16 h[2];
+
+	if (skb->vlan_present || bpf_skb_load_bytes(skb, 12, h, sizeof(h)) || h[0] != bpf_htons(0x8100))
+		return TC_ACT_OK;
+	if (!bpf_skb_vlan_pop(skb))
+		bpf_skb_vlan_push(skb, bpf_htons(0x8100), bpf_ntohs(h[1]));
+	return TC_ACT_OK;
+}
+
+char LICENSE[] SEC("license") = "GPL";
+"""
+
+
+def strip_tags(ns, tmp_path):
+    """What ns's sending end sends reaches the receiving end with its outer tag beside the frame."""
+    src, obj = tmp_path / "untag.bpf.c", tmp_path / "untag.bpf.o"
+    src.write_text(UNTAG)
+    subprocess.run(["clang", "-O2", "-g", "-target", "bpf", f"-I/usr/include/{sysconfig.get_config_var('MULTIARCH')}",
+                    "-c", str(src), "-o", str(obj)], check=True)
+    ns.ip("netns", "exec", ns.tx, "tc", "qdisc", "add", "dev", ns.if_tx, "clsact")
+    ns.ip("netns", "exec", ns.tx, "tc", "filter", "add", "dev", ns.if_tx, "egress", "bpf", "da", "obj", str(obj),
+          "sec", "tc")
+
+
+def rx_vlan_kfunc():
+    """Whether this kernel gives XDP a stripped tag (bpf_xdp_metadata_rx_vlan_tag, 6.8+)."""
+    out = subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux"], check=True,
+                         capture_output=True, text=True).stdout
+    return "'bpf_xdp_metadata_rx_vlan_tag'" in out
+
+
 def send_paced(ns, tmp_path, seq):
     pcap = roce.write_pcap(tmp_path / "paced.pcap", [f for f, _ in seq])
     subprocess.run(["nsenter", f"--net=/run/netns/{ns.tx}", "taskset", "-c", "0", "/usr/bin/python3", "-c",
@@ -93,6 +138,42 @@ def test_live_congestion_and_qos(netns, tmp_path, mode):
     assert "  congestion: cnp 3, ecn_ce 3, ce_unanswered 1, cnp_gap 1, pfc frames 3\n" in top
     assert "  pfc priority 3: 2 frames, 1 xoff, 1 xon, 1000 quanta (5.1 us paused at 100000 Mb/s)\n" in top
     assert "  ce_cnp latency: 1 answers, p50 <= " in top
+
+
+@pytest.mark.parametrize("mode", ["native", "generic", "tc"])
+def test_live_pcp_of_a_stripped_tag(netns, tmp_path, mode):
+    """Tags the sender moved beside the frame: native XDP reads them from the driver (the XDP RX
+    metadata kfunc, bound to the device), tc from the socket buffer; generic XDP has no way to them
+    and judges only tags in the frame, of which these frames have none but the last's inner one."""
+    strip_tags(netns, tmp_path)
+    seq = [(data(0x501, vlans=(9,), prios=(3,)), 0),  # in class
+           (data(0x502, vlans=(9,), prios=(0,)), 0),  # pcp
+           (cnp(0x601, vlans=(9,), prios=(6,)), 0),  # in class
+           (cnp(0x602, vlans=(9,), prios=(1,)), 0),  # cnp_pcp
+           (data(0x503), 0),  # untagged: not judged
+           # two tags: the outer beside the frame, the inner (in class) in it
+           (data(0x504, vlans=(9, 10), prios=(5, 3)), 0)]
+    run("attach", netns.if_rx, "--mode", mode, "pcp=3", "cnp_pcp=6", netns=netns.rx, check=True)
+    try:
+        send_paced(netns, tmp_path, seq)
+        deadline = time.monotonic() + 10
+        while (st := stats(netns))["roce"] < len(seq):
+            assert time.monotonic() < deadline, st
+            time.sleep(0.2)
+        status = json.loads(run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)[0]
+        text = run("status", netns.if_rx, netns=netns.rx, check=True).stdout
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    source = {"native": "rx_metadata" if rx_vlan_kfunc() else "frame_tag", "generic": "frame_tag",
+              "tc": "skb_tag"}[mode]
+    assert st["roce"] == len(seq)
+    if source == "frame_tag":
+        assert nonzero_rules(st) == {"cnp": 2}
+    else:
+        assert nonzero_rules(st) == {"pcp": 2, "cnp_pcp": 1, "cnp": 2}
+    assert (status["mode"], status["pcp_source"]) == (mode, source)
+    assert "\n  pcp          " + {"rx_metadata": "rx metadata", "frame_tag": "frame tag",
+                                  "skb_tag": "skb tag"}[source] in text
 
 
 def test_live_settings_change_without_a_reload(netns, tmp_path):

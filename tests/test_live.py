@@ -556,8 +556,10 @@ def test_multiprog_beside_another_program(netns, pcaps, tmp_path, how):
     st = json.loads(run("status", "--json", netns.if_rx, netns=netns.rx, check=True).stdout)[0]
     if st["hook"] == "xdp":  # libxdp's dispatcher runs here: both programs are its components
         assert st["multiprog"] is True and "libxdp dispatcher" in res.stdout
+        # the dispatcher's components are not bound to the device: a tag the NIC stripped is not seen
+        assert st["pcp_source"] == "frame_tag"
     else:  # the kernel refuses freplace, or the other program is not a dispatcher's
-        assert (st["hook"], st["mode"], st["multiprog"]) == ("tc", "tc", False)
+        assert (st["hook"], st["mode"], st["multiprog"], st["pcp_source"]) == ("tc", "tc", False, "skb_tag")
         assert xdp_prog_id(netns) == other
         assert res.stdout.startswith(f"{netns.if_rx}: attached roceval (program {st['program_id']}, tc mode)")
         assert res.stderr == (f"roceval: {netns.if_rx}: libxdp's dispatcher cannot run here (-v says why): "

@@ -77,7 +77,9 @@ const struct command cmd_status = {
 	.args = "[IFACE | --all] [--json]",
 	.summary = "show where roceval is attached, how, since when, its settings and memory",
 	.help = "For IFACE, or every interface of this network namespace roceval is attached to: the\n"
-		"attach mode, program id, attach time, whether enforce is on (frames dropped!), frames\n"
+		"attach mode, program id, attach time, whether enforce is on (frames dropped!), the\n"
+		"clock latencies are timed by, where a frame's VLAN priority is read (pcp: the frame's\n"
+		"tag, the one the NIC stripped as its driver gives it, or the socket buffer's), frames\n"
 		"and RoCEv2 frames seen, the memory the kernel charges for the program's maps\n"
 		"(memlock), and every setting.  An attachment whose interface was deleted (or deleted\n"
 		"and re-created) since is listed and marked STALE: its pins, and the memory they hold,\n"

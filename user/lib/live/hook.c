@@ -184,7 +184,8 @@ static int pin_maps(struct bpf_object *obj, const char *ifname)
 	return 0;
 }
 
-static int write_meta(const char *ifname, int ifindex, enum live_mode mode, bool multiprog, bool nic_clock)
+static int write_meta(const char *ifname, int ifindex, enum live_mode mode, bool multiprog, bool nic_clock,
+		      enum live_pcp_source pcp_source)
 {
 	struct timespec boot;
 	struct live_meta meta = {
@@ -192,6 +193,7 @@ static int write_meta(const char *ifname, int ifindex, enum live_mode mode, bool
 		.mode = mode,
 		.multiprog = multiprog,
 		.nic_clock = nic_clock,
+		.pcp_source = pcp_source,
 		.ifindex = ifindex,
 		.netns_cookie = live_netns_cookie(),
 	};
@@ -276,6 +278,7 @@ struct attachment {
 	bool multiprog;
 	bool fell_back; /* --multiprog ended at tc ingress */
 	bool nic_clock; /* roceval_xdp_nic attached */
+	bool rx_vlan;	/* and it asks the driver for the VLAN tag it stripped */
 	struct roceval_bpf *skel;
 	struct xdp_program *xprog; /* multiprog: libxdp's handle */
 	int link_fd;		   /* otherwise: the bpf_link */
@@ -335,6 +338,7 @@ static bool attach_nic(struct attachment *a, const struct roceval_settings *sett
 	if (!err) {
 		a->mode = LIVE_MODE_NATIVE;
 		a->nic_clock = true;
+		a->rx_vlan = a->skel->rodata->rx_vlan_offered;
 		return true;
 	}
 	pr_info("%s: Couldn't attach XDP bound to the device in native mode: %s", a->ifname, strerror(-err));
@@ -398,7 +402,8 @@ static int pin_attachment(struct attachment *a)
 	    (!a->multiprog && (err = pin_fd(a->link_fd, a->ifname, "link"))) ||
 	    (err = pin_maps(a->skel->obj, a->ifname)))
 		return err;
-	return write_meta(a->ifname, a->ifindex, a->mode, a->multiprog, a->nic_clock);
+	return write_meta(a->ifname, a->ifindex, a->mode, a->multiprog, a->nic_clock,
+			  a->mode == LIVE_MODE_TC ? LIVE_PCP_SKB : a->rx_vlan ? LIVE_PCP_RX_META : LIVE_PCP_FRAME);
 }
 
 /* Undoes an attachment that failed halfway: detached, unpinned. */

@@ -48,3 +48,8 @@ const char *live_hook_name(enum live_mode mode)
 {
 	return mode == LIVE_MODE_TC ? "tc" : "xdp";
 }
+
+const char *live_pcp_source_name(enum live_pcp_source source)
+{
+	return source == LIVE_PCP_RX_META ? "rx_metadata" : source == LIVE_PCP_SKB ? "skb_tag" : "frame_tag";
+}

@@ -28,6 +28,17 @@ enum live_mode {
 	LIVE_MODE_TC,
 };
 
+/*
+ * Where the program reads a frame's outer VLAN priority (pcp, cnp_pcp): the
+ * frame's own tag always, and as well the one the NIC stripped, where the
+ * hook is given it.
+ */
+enum live_pcp_source {
+	LIVE_PCP_FRAME = 0, /* XDP: the frame's bytes only */
+	LIVE_PCP_RX_META,   /* XDP bound to the device: the driver's (bpf_xdp_metadata_rx_vlan_tag) */
+	LIVE_PCP_SKB,	    /* tc: the socket buffer's, where the stack put it */
+};
+
 struct live_iface {
 	char ifname[IF_NAMESIZE];
 	char netns[LIVE_NS_LEN]; /* the namespace's pin directory, netns-<inode> */
@@ -37,6 +48,7 @@ struct live_iface {
 	enum live_mode mode; /* the mode actually in use */
 	bool multiprog;	     /* attached through libxdp's dispatcher */
 	bool nic_clock;	     /* the program asks the NIC for each frame's receive timestamp */
+	enum live_pcp_source pcp_source;
 	__u32 prog_id;
 	time_t attached_since; /* wall clock, from the pin directory */
 	int counters_fd;
@@ -66,5 +78,7 @@ const char *live_mode_name(enum live_mode mode);
 bool live_mode_parse(const char *s, enum live_mode *mode);
 /* "xdp", or "tc" for LIVE_MODE_TC. */
 const char *live_hook_name(enum live_mode mode);
+/* frame_tag, rx_metadata or skb_tag (status --json); with spaces for text */
+const char *live_pcp_source_name(enum live_pcp_source source);
 
 #endif

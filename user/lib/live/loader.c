@@ -95,14 +95,14 @@ struct roceval_bpf *roceval_open(unsigned int what, bool frags)
 #define ROCEVAL_XDP_DEV_BOUND_ONLY (1U << 6)
 
 /* Whether the kernel has the kfunc: checked first, so older kernels do not verify the program twice. */
-static bool nic_clock_offered(void)
+static bool kfunc_offered(const char *name)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
 	bool offered;
 
 	if (libbpf_get_error(vmlinux))
 		return false;
-	offered = btf__find_by_name_kind(vmlinux, "bpf_xdp_metadata_rx_timestamp", BTF_KIND_FUNC) > 0;
+	offered = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
 	btf__free(vmlinux);
 	return offered;
 }
@@ -113,7 +113,7 @@ struct roceval_bpf *roceval_load_nic(int ifindex)
 	struct bpf_program *p;
 	int err;
 
-	if (!nic_clock_offered()) {
+	if (!kfunc_offered("bpf_xdp_metadata_rx_timestamp")) {
 		pr_info("this kernel gives XDP no receive timestamps (6.3+)");
 		return NULL;
 	}
@@ -123,6 +123,9 @@ struct roceval_bpf *roceval_load_nic(int ifindex)
 	p = skel->progs.roceval_xdp_nic;
 	bpf_program__set_ifindex(p, ifindex);
 	bpf_program__set_flags(p, bpf_program__flags(p) | ROCEVAL_XDP_DEV_BOUND_ONLY);
+	skel->rodata->rx_vlan_offered = kfunc_offered("bpf_xdp_metadata_rx_vlan_tag");
+	if (!skel->rodata->rx_vlan_offered)
+		pr_info("this kernel gives XDP no VLAN tag a NIC stripped (6.8+)");
 	err = roceval_bpf__load(skel);
 	if (err) {
 		pr_info("Couldn't load XDP bound to the device: %s", strerror(-err));

@@ -38,7 +38,8 @@ struct roceval_bpf *roceval_open(unsigned int what, bool frags);
  * The object with LOAD_LIVE_NIC's program bound to the interface, as the
  * kernel requires of a program that asks the driver for frame metadata
  * (6.3+): NULL where it cannot load, with the reason at -v only, since the
- * caller goes on with LOAD_LIVE.
+ * caller goes on with LOAD_LIVE.  Its rodata's rx_vlan_offered says whether
+ * it asks the driver for a stripped VLAN tag too (6.8+).
  */
 struct roceval_bpf *roceval_load_nic(int ifindex);
 /* The loaded XDP program meant for an interface: LOAD_LIVE_NIC's or LOAD_LIVE's. */

@@ -13,7 +13,7 @@
  * The pin directory holds:
  *   prog      the XDP program
  *   link      the bpf_link (absent with --multiprog: libxdp owns that link)
- *   meta      a one-entry array written here: mode, multiprog, clock, attach time
+ *   meta      a one-entry array written here: mode, multiprog, clock, PCP source, attach time
  *   <map>     every named map of the object (counters, settings, trace_rb, ...)
  * All changes to the pin tree happen under an flock on ROCEVAL_PIN_ROOT so
  * two attaches (CLI and daemon) cannot interleave.
@@ -148,6 +148,7 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	out->mode = meta.mode;
 	out->multiprog = meta.multiprog;
 	out->nic_clock = meta.nic_clock;
+	out->pcp_source = meta.pcp_source;
 	out->attached_since = meta.attached_since;
 	out->attached_boot_ns = meta.attached_boot_ns;
 

@@ -54,6 +54,8 @@ struct live_meta {
 	__u32 ifindex;
 	__u32 nic_clock;      /* the program asks the NIC for receive timestamps (roceval_xdp_nic) */
 	__u64 netns_cookie; /* of the namespace attached in: its inode may be reused */
+	__u32 pcp_source;     /* enum live_pcp_source */
+	__u32 pad;
 };
 
 /* This network namespace's cookie: unlike its inode, never reused. */

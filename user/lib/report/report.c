@@ -113,10 +113,18 @@ static void status_json(struct json_writer *w, const struct live_iface *li, cons
 	json_i64(w, "maps", st->nmaps);
 	json_string(w, "latency_clock", latency_clock(st->c.total));
 	json_bool(w, "nic_timestamps", li->nic_clock);
+	json_string(w, "pcp_source", live_pcp_source_name(li->pcp_source));
 	json_u64(w, "frames", st->c.total[TOTAL_FRAMES]);
 	json_u64(w, "roce", st->c.total[TOTAL_ROCE]);
 	json_object_end(w);
 }
+
+/* Where pcp and cnp_pcp read a frame's priority (README, "Congestion and QoS"). */
+static const char *const pcp_source_text[] = {
+	[LIVE_PCP_FRAME] = "frame tag: the frame's own only; a tag the NIC stripped is not seen (native mode, 6.8+)",
+	[LIVE_PCP_RX_META] = "rx metadata: the tag the NIC stripped, from its driver, else the frame's own",
+	[LIVE_PCP_SKB] = "skb tag: the tag the stack took out of the frame into the socket buffer, else the frame's own",
+};
 
 static void status_text(const struct live_iface *li, const struct status *st, bool first, bool all)
 {
@@ -147,6 +155,7 @@ static void status_text(const struct live_iface *li, const struct status *st, bo
 	else if (st->c.total[TOTAL_LATENCY_SKIPPED])
 		printf("  %-12s 1 new request in %u timed (latency_sample): %llu not\n", "", st->cfg.latency_sample,
 		       (unsigned long long)st->c.total[TOTAL_LATENCY_SKIPPED]);
+	printf("  %-12s %s\n", "pcp", pcp_source_text[li->pcp_source]);
 	printf("  %-12s %llu\n  %-12s %llu\n", "frames", (unsigned long long)st->c.total[TOTAL_FRAMES], "roce",
 	       (unsigned long long)st->c.total[TOTAL_ROCE]);
 	if (st->c.total[TOTAL_DROPPED])
