@@ -228,14 +228,16 @@ struct row {
 struct replay_run {
 	const struct replay_opts *o;
 	struct replay *r;
-	bool many;	  /* several files judged apart: "file" in each JSON object, the table in text */
+	/* several files judged apart: "file" in each JSON object, the table in text */
+	bool many;
 	unsigned int reports; /* printed so far */
-	bool unread;	  /* a file could not be read, or not whole: exit 2 */
-	bool broke;	  /* a capture broke a rule of --fail-on's severity or above: exit 3 */
+	bool unread;	      /* a file could not be read, or not whole: exit 2 */
+	bool broke;	      /* a capture broke a rule of --fail-on's severity or above: exit 3 */
 	struct row *rows;
 	int nrows, cap;
-	struct replay_file total; /* --join: the files read, as one */
-	char name[PATH_MAX + 64];  /* --join: what the text calls them */
+	/* --join: the files read as one, what the text calls them, how many */
+	struct replay_file total;
+	char name[PATH_MAX + 64];
 	unsigned int joined;
 };
 
