@@ -132,7 +132,6 @@ def test_bad_option(opts, word, cnp_capture):
 
 def test_file_count(cnp_capture):
     one_error_line(run("replay", "--json"), 2, "capture file")
-    one_error_line(run("replay", cnp_capture, cnp_capture), 2, "one capture")
 
 
 def test_not_root(cnp_capture):

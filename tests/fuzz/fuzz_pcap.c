@@ -28,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	r = replay_new(&cfg);
-	if (r)
-		replay_file_run(&f, r);
+	if (r && !replay_file_run(&f, r))
+		replay_finish(r);
 	replay_free(r);
 	replay_file_close(&f);
 	close(fd);

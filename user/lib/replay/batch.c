@@ -10,10 +10,12 @@
 #include "live/loader.h"
 #include "log.h"
 #include "report/report.h"
+#include "reset.h"
 #include "roceval.skel.h"
 
 struct replay {
 	struct roceval_bpf *skel;
+	struct map_reset *reset;
 	int prog_fd;
 	bool pinned;
 	cpu_set_t cpus; /* the thread's affinity before the replay */
@@ -48,14 +50,21 @@ struct replay *replay_new(const struct roceval_settings *cfg)
 		pr_warn("Couldn't allocate the replay buffer: %s", strerror(errno));
 		return NULL;
 	}
-	r->skel = roceval_load(LOAD_REPLAY, false);
-	if (!r->skel) {
+	r->skel = roceval_open(LOAD_REPLAY, false);
+	if (r->skel)
+		map_reset_prepare(r->skel);
+	if (!r->skel || roceval_load_opened(r->skel)) {
 		free(r);
 		return NULL;
 	}
 	err = roceval_settings_write(bpf_map__fd(r->skel->maps.settings), cfg);
 	if (err) {
 		pr_warn("Couldn't write the settings map: %s", strerror(-err));
+		replay_free(r);
+		return NULL;
+	}
+	r->reset = map_reset_new(r->skel);
+	if (!r->reset) {
 		replay_free(r);
 		return NULL;
 	}
@@ -136,6 +145,11 @@ int replay_frame(struct replay *r, const void *data, size_t len, __u32 wire, __u
 	return 0;
 }
 
+int replay_reset(struct replay *r)
+{
+	return map_reset_run(r->reset);
+}
+
 int replay_counters_fd(struct replay *r)
 {
 	return bpf_map__fd(r->skel->maps.counters);
@@ -193,6 +207,7 @@ void replay_free(struct replay *r)
 		return;
 	if (r->pinned)
 		sched_setaffinity(0, sizeof(r->cpus), &r->cpus);
+	map_reset_free(r->reset);
 	roceval_bpf__destroy(r->skel);
 	free(r);
 }

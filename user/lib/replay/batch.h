@@ -28,6 +28,11 @@ int replay_flush(struct replay *r);
  * requests awaiting a verdict psn_reorder).
  */
 int replay_finish(struct replay *r);
+/*
+ * Every map the program writes back as the load left it (the settings
+ * kept): the next frames are judged as the first of a replay.
+ */
+int replay_reset(struct replay *r);
 int replay_counters(struct replay *r, struct roceval_counters *out);
 int replay_counters_fd(struct replay *r);
 int replay_flows_fd(struct replay *r);

@@ -149,7 +149,7 @@ int replay_file_run(struct replay_file *f, struct replay *r)
 		snprintf(f->damage, sizeof(f->damage), "%s: capture damaged after %llu frames: %s", f->path, f->frames,
 			 pcap_geterr(f->pcap));
 	}
-	return err ?: replay_finish(r);
+	return err ?: replay_flush(r);
 }
 
 void replay_file_close(struct replay_file *f)

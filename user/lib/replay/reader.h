@@ -31,8 +31,10 @@ struct replay_file {
 int replay_file_open(struct replay_file *f, const char *path);
 
 /*
- * Runs every frame through `r`, then what is queued.  Damage part way is
- * not an error here: `damaged` says so and the frames before it count.
+ * Runs every frame through `r`, then what is queued; the capture goes on
+ * until replay_finish(), so that several files may make one.  Damage part
+ * way is not an error here: `damaged` says so and the frames before it
+ * count.
  */
 int replay_file_run(struct replay_file *f, struct replay *r);
 

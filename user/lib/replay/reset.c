@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "reset.h"
+#include "roceval.skel.h"
+
+/*
+ * What a caller configures and the program only reads: left as they are.
+ * The program cannot write a read-only map (.rodata) or a map of maps (the
+ * trace rings, which belong to their readers) either.
+ */
+static const char *const configuration[] = { "settings", "trace_filters" };
+
+enum how {
+	KEEP,
+	MEMSET, /* a mapped array: zeroed in place */
+	IMAGE,	/* global variables (.bss, .data): copied back from after the load */
+	ZERO,	/* an array that cannot be mapped (a timer in it), or per CPU: each entry written zero */
+	EMPTY,	/* a hash: every key deleted */
+};
+
+/* Keys a hash is emptied by at a time. */
+#define RESET_KEYS 4096
+
+struct one_map {
+	struct bpf_map *map;
+	int fd;
+	enum how how;
+	void *mem; /* MEMSET: its mapping */
+	size_t size;
+	void *image; /* IMAGE: the contents after the load */
+};
+
+struct map_reset {
+	int n;
+	void *zeros;	    /* a value of the largest map, of every CPU for a per-CPU one */
+	size_t zeros_size;
+	void *keys;	    /* EMPTY: RESET_KEYS keys of the largest, gathered before they are deleted */
+	size_t keys_size;
+	struct one_map m[];
+};
+
+static bool is_configuration(const struct bpf_map *map)
+{
+	for (size_t i = 0; i < sizeof(configuration) / sizeof(configuration[0]); i++)
+		if (!strcmp(bpf_map__name(map), configuration[i]))
+			return true;
+	return false;
+}
+
+/* Whether type `id` holds a field the kernel manages (bpf_timer, bpf_spin_lock, ...), which an array mapped to user space may not. */
+static bool kernel_fields(const struct btf *btf, __u32 id, int depth)
+{
+	const struct btf_type *t;
+	int rid = btf__resolve_type(btf, id);
+
+	if (rid < 0 || depth > 8)
+		return true;
+	t = btf__type_by_id(btf, rid);
+	if (btf_is_array(t))
+		return kernel_fields(btf, btf_array(t)->type, depth + 1);
+	if (!btf_is_composite(t))
+		return false;
+	if (!strncmp(btf__name_by_offset(btf, t->name_off), "bpf_", 4))
+		return true;
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (kernel_fields(btf, btf_members(t)[i].type, depth + 1))
+			return true;
+	return false;
+}
+
+void map_reset_prepare(struct roceval_bpf *skel)
+{
+	const struct btf *btf = bpf_object__btf(skel->obj);
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		__u32 id = bpf_map__btf_value_type_id(map);
+
+		if (bpf_map__type(map) != BPF_MAP_TYPE_ARRAY || bpf_map__is_internal(map) || is_configuration(map) ||
+		    !btf || !id || kernel_fields(btf, id, 0))
+			continue;
+		bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_MMAPABLE);
+	}
+}
+
+static size_t entry_size(const struct bpf_map *map)
+{
+	size_t size = (bpf_map__value_size(map) + 7) & ~(size_t)7;
+	int cpus = libbpf_num_possible_cpus();
+
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+		return size * (cpus > 0 ? cpus : 1);
+	default:
+		return size;
+	}
+}
+
+static int plan_array(struct one_map *o)
+{
+	const struct bpf_map *map = o->map;
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	if (bpf_map__is_internal(map)) {
+		__u32 zero = 0;
+
+		o->size = bpf_map__value_size(map);
+		o->image = malloc(o->size);
+		if (!o->image)
+			return -ENOMEM;
+		if (bpf_map_lookup_elem(o->fd, &zero, o->image))
+			return -errno;
+		o->how = IMAGE;
+		return 0;
+	}
+	if (!(bpf_map__map_flags(map) & BPF_F_MMAPABLE)) {
+		o->how = ZERO;
+		return 0;
+	}
+	o->size = (entry_size(map) * bpf_map__max_entries(map) + page - 1) / page * page;
+	o->mem = mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, 0);
+	if (o->mem == MAP_FAILED) {
+		o->mem = NULL;
+		return -errno;
+	}
+	o->how = MEMSET;
+	return 0;
+}
+
+/* How `o->map` is reset: 0, or -EOPNOTSUPP for a kind of map this cannot reset. */
+static int plan(struct one_map *o)
+{
+	const struct bpf_map *map = o->map;
+
+	if (is_configuration(map) || (bpf_map__map_flags(map) & BPF_F_RDONLY_PROG)) {
+		o->how = KEEP;
+		return 0;
+	}
+	switch (bpf_map__type(map)) {
+	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
+	case BPF_MAP_TYPE_HASH_OF_MAPS:
+		o->how = KEEP;
+		return 0;
+	case BPF_MAP_TYPE_ARRAY:
+		return plan_array(o);
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+		o->how = ZERO;
+		return 0;
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_LRU_HASH:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+		o->how = EMPTY;
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* Room for the largest value and RESET_KEYS of the largest key, so that resetting allocates nothing. */
+static int buffers(struct map_reset *m)
+{
+	for (int i = 0; i < m->n; i++) {
+		const struct bpf_map *map = m->m[i].map;
+		size_t keys = (size_t)bpf_map__key_size(map) * RESET_KEYS;
+
+		if (m->m[i].how == ZERO && entry_size(map) > m->zeros_size)
+			m->zeros_size = entry_size(map);
+		if (m->m[i].how == EMPTY && keys > m->keys_size)
+			m->keys_size = keys;
+	}
+	m->zeros = calloc(1, m->zeros_size ?: 1);
+	m->keys = malloc(m->keys_size ?: 1);
+	return m->zeros && m->keys ? 0 : -ENOMEM;
+}
+
+struct map_reset *map_reset_new(struct roceval_bpf *skel)
+{
+	struct bpf_map *map;
+	struct map_reset *m;
+	int n = 0, err = 0;
+
+	bpf_object__for_each_map(map, skel->obj)
+		n++;
+	m = calloc(1, sizeof(*m) + n * sizeof(m->m[0]));
+	if (!m) {
+		pr_warn("Couldn't allocate the map reset: %s", strerror(ENOMEM));
+		return NULL;
+	}
+	bpf_object__for_each_map(map, skel->obj) {
+		struct one_map *o = &m->m[m->n++];
+
+		o->map = map;
+		o->fd = bpf_map__fd(map);
+		err = plan(o);
+		if (err) {
+			pr_warn("Couldn't plan the reset of map %s (type %d) between captures: %s", bpf_map__name(map),
+				bpf_map__type(map), strerror(-err));
+			map_reset_free(m);
+			return NULL;
+		}
+	}
+	err = buffers(m);
+	if (err) {
+		pr_warn("Couldn't allocate the map reset: %s", strerror(-err));
+		map_reset_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static int zero_each(struct map_reset *m, const struct one_map *o)
+{
+	for (__u32 k = 0; k < bpf_map__max_entries(o->map); k++)
+		if (bpf_map_update_elem(o->fd, &k, m->zeros, BPF_EXIST))
+			return -errno;
+	return 0;
+}
+
+/*
+ * The keys gathered a chunk at a time, then deleted: deleting the key
+ * get_next_key would go on from sends a hash back to its first bucket.
+ */
+static int empty(struct map_reset *m, const struct one_map *o)
+{
+	__u32 ksize = bpf_map__key_size(o->map);
+	unsigned char *keys = m->keys;
+	__u32 n;
+
+	do {
+		void *prev = NULL;
+
+		for (n = 0; n < RESET_KEYS && !bpf_map_get_next_key(o->fd, prev, keys + (size_t)n * ksize); n++)
+			prev = keys + (size_t)n * ksize;
+		for (__u32 i = 0; i < n; i++)
+			if (bpf_map_delete_elem(o->fd, keys + (size_t)i * ksize) && errno != ENOENT)
+				return -errno;
+	} while (n == RESET_KEYS);
+	return 0;
+}
+
+int map_reset_run(struct map_reset *m)
+{
+	int err = 0;
+
+	for (int i = 0; i < m->n && !err; i++) {
+		struct one_map *o = &m->m[i];
+
+		switch (o->how) {
+		case KEEP:
+			break;
+		case MEMSET:
+			memset(o->mem, 0, o->size);
+			break;
+		case IMAGE:
+			if (bpf_map_update_elem(o->fd, &(__u32){ 0 }, o->image, BPF_EXIST))
+				err = -errno;
+			break;
+		case ZERO:
+			err = zero_each(m, o);
+			break;
+		case EMPTY:
+			err = empty(m, o);
+			break;
+		}
+		if (err)
+			pr_warn("Couldn't reset map %s between captures: %s", bpf_map__name(o->map), strerror(-err));
+	}
+	return err;
+}
+
+void map_reset_free(struct map_reset *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->n; i++) {
+		if (m->m[i].how == MEMSET)
+			munmap(m->m[i].mem, m->m[i].size);
+		free(m->m[i].image);
+	}
+	free(m->zeros);
+	free(m->keys);
+	free(m);
+}
