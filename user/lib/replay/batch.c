@@ -41,18 +41,22 @@ static void pin(struct replay *r)
 
 struct replay *replay_new(const struct roceval_settings *cfg)
 {
+	struct roceval_bpf *skel = roceval_load(LOAD_REPLAY, false);
+
+	return skel ? replay_from(skel, cfg) : NULL;
+}
+
+struct replay *replay_from(struct roceval_bpf *skel, const struct roceval_settings *cfg)
+{
 	struct replay *r = calloc(1, sizeof(*r));
 	int err;
 
 	if (!r) {
 		pr_warn("Couldn't allocate the replay buffer: %s", strerror(errno));
+		roceval_bpf__destroy(skel);
 		return NULL;
 	}
-	r->skel = roceval_load(LOAD_REPLAY, false);
-	if (!r->skel) {
-		free(r);
-		return NULL;
-	}
+	r->skel = skel;
 	err = roceval_settings_write(bpf_map__fd(r->skel->maps.settings), cfg);
 	if (err) {
 		pr_warn("Couldn't write the settings map: %s", strerror(-err));
