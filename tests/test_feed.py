@@ -92,6 +92,28 @@ def test_a_stream_broken_mid_record_ends_in_one_line_and_keeps_its_frames(netns,
     assert st["feed"]["ended"] == "broken stream"
 
 
+def test_detach_ends_a_running_feed(netns, good_capture):
+    path, _ = good_capture
+    proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "feed", NAME],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=False)
+    try:
+        proc.stdin.write(path.read_bytes())  # the stream stays open: the feed waits for more
+        proc.stdin.flush()
+        assert wait_for(lambda: run("status", NAME, netns=netns.rx).returncode == 0 and
+                        stats(netns)["frames"] == len(pcap_frames(path)), timeout=20)
+        assert status(netns)["feed"]["running"] is True
+        assert run("detach", NAME, netns=netns.rx).returncode == 0
+        proc.wait(timeout=20)  # with its standard input still open
+        out, err = proc.stdout.read(), proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    assert proc.returncode == 0, err
+    assert err == b""
+    assert out.decode() == f"{NAME}: detached; the feed ends after {len(pcap_frames(path))} frames\n"
+    assert run("status", NAME, netns=netns.rx).returncode == 1
+
+
 def test_bad_input_leaves_nothing_pinned(netns, good_capture, tmp_path):
     res = feed(netns, b"not a capture at all, just words")
     assert res.returncode == 2
@@ -165,6 +187,34 @@ def test_a_sniffer_shaped_stream_raises_no_icrc_alarm(netns, good_capture, tmp_p
     assert st["settings"]["icrc_sample"] == "off"
     text = run("status", NAME, netns=netns.rx, check=True).stdout
     assert "not the wire's bytes" in text
+
+
+def test_a_sniffer_stream_that_starts_with_other_traffic_is_still_told_apart(netns, good_capture, tmp_path):
+    """The sniffer copies everything the port carries: a stream may run long before its first
+    RoCE frame, and only RoCE frames can show which kind of copy it is."""
+    path, _ = good_capture
+    other = roce.frame(b"\x00" * 32, dport=53)
+    frames = [other] * 5000 + pcap_frames(path)
+    (tmp_path / "s.pcap").write_bytes(sniffer_like(frames))
+    offline = replay_json(tmp_path / "s.pcap")
+    assert offline["icrc_all_bad_both_directions"] is True
+    res = feed(netns, (tmp_path / "s.pcap").read_bytes())
+    assert res.returncode == 0, res.stderr
+    got = stats(netns)
+    assert got["frames"] == len(frames)
+    assert got["icrc_bad"] == 0 and got["rules"]["icrc"] == 0
+    assert got["icrc_skipped"] == offline["icrc_bad"]
+    assert status(netns)["feed"]["icrc"] == "off: capture-path artefact"
+
+
+def test_a_stream_without_roce_leaves_the_icrcs_undecided(netns, tmp_path):
+    frames = [roce.frame(b"\x00" * 32, dport=53)] * 10
+    res = feed(netns, roce.pcap_bytes(frames))
+    assert res.returncode == 0, res.stderr
+    assert stats(netns)["frames"] == 10
+    assert status(netns)["feed"]["icrc"] == "undecided"
+    text = run("status", NAME, netns=netns.rx, check=True).stdout
+    assert "undecided: no whole RoCEv2 frame came" in text
 
 
 @pytest.mark.parametrize("name", ["cx-ibdump-rdmacm-write.pcap", "cx-ibdump-rc-send-16qp-lossy-a.pcap"])

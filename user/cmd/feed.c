@@ -132,7 +132,11 @@ static int run(struct feed *f, const char *name, pcap_t *pcap, struct feed_rdma 
 		end = FEED_END_FAILED;
 	else
 		end = sniffer ? feed_rdma_run(f, sniffer, &msg) : feed_pcap(f, pcap, &msg);
-	err = feed_close(f, end, &frames);
+	err = feed_close(f, &end, &frames);
+	if (end == FEED_END_DETACHED) {
+		printf("%s: detached; the feed ends after %llu frames\n", name, frames);
+		return 0;
+	}
 	if (end == FEED_END_BROKEN) {
 		pr_warn("%s: the stream broke after %llu frames: %s", name, frames, msg);
 		return EXIT_RUNTIME;

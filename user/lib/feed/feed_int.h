@@ -5,6 +5,7 @@
 
 #include <net/if.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "feeder.h"
@@ -25,8 +26,10 @@ struct feed {
 	struct feed_probe *probe;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	pthread_t ticker;
+	pthread_t ticker, reader;
 	bool ticking, quit;
+	bool detached;	 /* the pins went: `roceval detach NAME` */
+	ino_t dir_ino;	 /* of the pin directory, which a detach removes */
 	int err; /* the ticker's failure, which the next frame returns */
 	unsigned char *hold;
 	size_t hold_used, hold_size;
@@ -37,5 +40,7 @@ struct feed {
 
 int feed_load(struct feed *f, const struct roceval_settings *cfg, enum feed_clock clock);
 int feed_state_write(struct feed *f);
+/* The inode of name's pin directory, 0 when it has none. */
+ino_t pin_dir_ino(const char *name);
 
 #endif

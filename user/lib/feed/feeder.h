@@ -18,7 +18,7 @@
 
 /* What the ICRCs of the source showed (struct feed_state.icrc). */
 enum feed_icrc {
-	FEED_ICRC_DECIDING, /* frames held until one of the below */
+	FEED_ICRC_DECIDING, /* no RoCEv2 frame yet, or frames held until one of the below */
 	FEED_ICRC_VALID,    /* a valid ICRC came: the copies are the wire's, checked */
 	FEED_ICRC_UNPROVEN, /* none valid, failures not both ways: checked, a sender's fault counts */
 	FEED_ICRC_ARTEFACT, /* every ICRC failed, both ways between two hosts: checking off */
@@ -31,6 +31,7 @@ enum feed_end {
 	FEED_END_BROKEN,  /* it broke mid-record */
 	FEED_END_STOPPED, /* SIGINT or SIGTERM */
 	FEED_END_FAILED,  /* BPF or the device failed */
+	FEED_END_DETACHED, /* `roceval detach NAME` removed its pins */
 };
 
 enum feed_clock {
@@ -61,7 +62,8 @@ bool feed_state_read(const struct live_iface *li, struct feed_state *st);
 unsigned long long feed_pid_start(unsigned int pid);
 /* Whether the process st names still feeds. */
 bool feed_running(const struct feed_state *st);
-const char *feed_icrc_word(const struct feed_state *st); /* "checked", "off: capture-path artefact", "deciding" */
+/* "checked", "off: capture-path artefact", "deciding", or "undecided" when the feed ended so */
+const char *feed_icrc_word(const struct feed_state *st);
 const char *feed_end_word(const struct feed_state *st);	 /* "end of stream", "broken stream", ... */
 const char *feed_clock_word(const struct feed_state *st); /* "capture", "nic" or "poll" */
 /* status's lines for a feed, after its first. */
@@ -77,14 +79,23 @@ struct feed;
 struct feed *feed_open(const char *name, const struct roceval_settings *cfg, const char *source, bool rdma,
 		       enum feed_clock clock);
 /*
- * One frame, as replay_frame() takes it.  While the source's ICRCs are
- * undecided, frames are held (in order) rather than run; 0 or -errno.
+ * One frame, as replay_frame() takes it.  From the first RoCEv2 frame whose
+ * ICRC can be judged until the source's kind is decided, frames are held (in
+ * order) rather than run; 0 or -errno.
  */
 int feed_frame(struct feed *f, const void *data, __u32 caplen, __u32 wire, __u64 time_ns);
-/* Starts the thread that runs what came every FEED_TICK_MS even while the source is quiet. */
+/*
+ * Starts the thread that runs what came every FEED_TICK_MS even while the
+ * source is quiet, and stops the feed (feed_stop, and SIGTERM to the calling
+ * thread, the reader) when the name is detached.
+ */
 int feed_start(struct feed *f);
-/* Ends the feed: what is held and queued run, the state written with `end`, *frames this feed's; 0 or -errno. */
-int feed_close(struct feed *f, enum feed_end end, unsigned long long *frames);
+/*
+ * Ends the feed: what is held and queued run, the state written with *end
+ * (FEED_END_DETACHED instead where the pins went meanwhile), *frames this
+ * feed's; 0 or -errno.
+ */
+int feed_close(struct feed *f, enum feed_end *end, unsigned long long *frames);
 
 #define FEED_TICK_MS 200
 /* Frames held at most, and for at most this long, while the ICRCs are undecided. */
@@ -97,8 +108,12 @@ int feed_close(struct feed *f, enum feed_end end, unsigned long long *frames);
  */
 struct feed_probe;
 struct feed_probe *feed_probe_new(const struct roceval_settings *cfg);
-/* The frame counted; returns the decision, FEED_ICRC_DECIDING while none is made. */
-enum feed_icrc feed_probe_frame(struct feed_probe *p, const unsigned char *data, __u32 caplen, __u32 wire);
+/*
+ * Whether the frame is a whole RoCEv2 datagram whose ICRC could be judged;
+ * *verdict the decision so far, FEED_ICRC_DECIDING while none is made.
+ */
+bool feed_probe_frame(struct feed_probe *p, const unsigned char *data, __u32 caplen, __u32 wire,
+		      enum feed_icrc *verdict);
 /* The two hosts of an artefact, "A and B". */
 const char *feed_probe_hosts(const struct feed_probe *p);
 void feed_probe_free(struct feed_probe *p);

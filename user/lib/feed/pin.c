@@ -54,6 +54,14 @@ static int check_name(const char *name, bool *again)
 	return 0;
 }
 
+ino_t pin_dir_ino(const char *name)
+{
+	char dir[PATH_MAX];
+	struct stat sb;
+
+	return pin_path(dir, sizeof(dir), name, NULL) || stat(dir, &sb) ? 0 : sb.st_ino;
+}
+
 /* The maps of the ended feed for skel to load with. */
 static int reuse_maps(struct roceval_bpf *skel, const char *name)
 {
@@ -158,6 +166,8 @@ int feed_load(struct feed *f, const struct roceval_settings *cfg, enum feed_cloc
 	}
 	if (!err)
 		err = feed_state_write(f);
+	if (!err)
+		f->dir_ino = pin_dir_ino(f->name);
 out:
 	pin_unlock(lock);
 	return err;

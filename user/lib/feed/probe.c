@@ -128,20 +128,24 @@ static bool failed_both_ways(struct feed_probe *p, const struct probe_dir *d)
 	return back;
 }
 
-enum feed_icrc feed_probe_frame(struct feed_probe *p, const unsigned char *data, __u32 caplen, __u32 wire)
+bool feed_probe_frame(struct feed_probe *p, const unsigned char *data, __u32 caplen, __u32 wire,
+		      enum feed_icrc *verdict)
 {
 	const unsigned char *ip;
 	struct probe_dir d;
 	uint32_t icrc;
 	__u32 len;
 
+	*verdict = FEED_ICRC_DECIDING;
 	if (wire > caplen) /* snapped: the ICRC is not in the copy */
-		return FEED_ICRC_DECIDING;
+		return false;
 	len = roce_datagram(&p->cfg, data, caplen, &ip);
 	if (!len || roce_icrc(ip, len, &icrc))
-		return FEED_ICRC_DECIDING;
-	if (icrc == roce_icrc_load(ip + len - 4))
-		return FEED_ICRC_VALID;
+		return false;
 	addresses(ip, &d);
-	return failed_both_ways(p, &d) ? FEED_ICRC_ARTEFACT : FEED_ICRC_DECIDING;
+	if (icrc == roce_icrc_load(ip + len - 4))
+		*verdict = FEED_ICRC_VALID;
+	else if (failed_both_ways(p, &d))
+		*verdict = FEED_ICRC_ARTEFACT;
+	return true;
 }

@@ -135,13 +135,14 @@ static int decide(struct feed *f, enum feed_icrc verdict)
 
 int feed_frame(struct feed *f, const void *data, __u32 caplen, __u32 wire, __u64 time_ns)
 {
+	enum feed_icrc v = FEED_ICRC_DECIDING;
 	int err;
 
 	pthread_mutex_lock(&f->lock);
 	err = f->err;
-	if (!err && f->st.icrc == FEED_ICRC_DECIDING) {
-		enum feed_icrc v = feed_probe_frame(f->probe, data, caplen, wire);
-
+	if (!err && f->st.icrc == FEED_ICRC_DECIDING &&
+	    /* what comes before the first RoCEv2 frame (a sniffer's ARP, TCP) cannot tell, nor wait */
+	    (feed_probe_frame(f->probe, data, caplen, wire, &v) || f->nheld)) {
 		err = hold(f, data, caplen, wire, time_ns);
 		if (!err && (v != FEED_ICRC_DECIDING || f->nheld == FEED_HOLD_FRAMES))
 			err = decide(f, v == FEED_ICRC_DECIDING ? FEED_ICRC_UNPROVEN : v);
@@ -176,10 +177,16 @@ static void *ticker(void *arg)
 			continue;
 		if (f->nheld && since(&f->hold_since) * 1000 >= FEED_HOLD_MS)
 			f->err = decide(f, FEED_ICRC_UNPROVEN);
-		if (!f->err && f->st.icrc != FEED_ICRC_DECIDING)
+		if (!f->err)
 			f->err = replay_flush(f->r);
 		if (!f->err)
 			feed_state_write(f);
+		if (!f->detached && pin_dir_ino(f->name) != f->dir_ino) {
+			/* counting on where no command can read it would be counting for nobody */
+			f->detached = true;
+			feed_stop = 1;
+			pthread_kill(f->reader, SIGTERM);
+		}
 	}
 	pthread_mutex_unlock(&f->lock);
 	return NULL;
@@ -195,6 +202,7 @@ int feed_start(struct feed *f)
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	f->reader = pthread_self();
 	err = pthread_create(&f->ticker, NULL, ticker, f);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
@@ -205,7 +213,7 @@ int feed_start(struct feed *f)
 	return 0;
 }
 
-int feed_close(struct feed *f, enum feed_end end, unsigned long long *frames)
+int feed_close(struct feed *f, enum feed_end *end, unsigned long long *frames)
 {
 	int err;
 
@@ -222,7 +230,11 @@ int feed_close(struct feed *f, enum feed_end end, unsigned long long *frames)
 	/* the stream is over: what only a later frame of it could settle is settled */
 	if (!err)
 		err = replay_finish(f->r);
-	f->st.end = err ? FEED_END_FAILED : end;
+	if (f->detached)
+		*end = FEED_END_DETACHED;
+	else if (err)
+		*end = FEED_END_FAILED;
+	f->st.end = *end;
 	feed_state_write(f);
 	*frames = f->st.frames;
 	replay_free(f->r);

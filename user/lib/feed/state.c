@@ -65,7 +65,7 @@ const char *feed_icrc_word(const struct feed_state *st)
 	case FEED_ICRC_ARTEFACT:
 		return "off: capture-path artefact";
 	}
-	return "deciding";
+	return feed_running(st) ? "deciding" : "undecided";
 }
 
 const char *feed_end_word(const struct feed_state *st)
@@ -79,6 +79,8 @@ const char *feed_end_word(const struct feed_state *st)
 		return "stopped";
 	case FEED_END_FAILED:
 		return "failed";
+	case FEED_END_DETACHED:
+		return "detached";
 	}
 	/* a feeder killed outright never wrote its end */
 	return feed_running(st) ? "running" : "feeder gone";
@@ -121,7 +123,10 @@ void feed_status_text(const struct feed_state *st)
 		       "icrc", st->hosts, "", "");
 		break;
 	default:
-		printf("  %-12s deciding: the first frames are held until their ICRCs show the kind of copy\n",
-		       "icrc");
+		if (feed_running(st))
+			printf("  %-12s deciding: RoCEv2 frames are held until their ICRCs show the kind of copy\n",
+			       "icrc");
+		else
+			printf("  %-12s undecided: no whole RoCEv2 frame came\n", "icrc");
 	}
 }
