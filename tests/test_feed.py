@@ -60,6 +60,25 @@ def test_a_piped_capture_counts_as_replay_does(netns, good_capture):
     assert "ICRCs valid" in text
 
 
+def test_top_shows_a_feed(netns, good_capture):
+    path, _ = good_capture
+    assert feed(netns, path.read_bytes()).returncode == 0
+    res = run("top", NAME, "-n", "1", netns=netns.rx, stdin=subprocess.DEVNULL)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[2].startswith(f"{NAME}: feed, program ")
+    assert lines[3].split()[:2] == ["frames", str(replay_json(path)["frames"])]
+
+
+def test_icrc_sample_off_checks_no_icrc(good_capture):
+    path, _ = good_capture
+    r = replay_json(path, "--set", "icrc_sample=off")
+    assert r["roce"] > 0
+    assert (r["icrc_skipped"], r["icrc_ok"], r["icrc_bad"]) == (r["roce"], 0, 0)
+    res = run("replay", "--set", "icrc_sample=0", path)
+    assert res.returncode == 2 and "expected off, or a whole number from 1" in res.stderr
+
+
 def test_a_file_argument_and_a_second_feed_continue_the_counters(netns, good_capture):
     path, _ = good_capture
     want = replay_json(path)
