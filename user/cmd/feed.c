@@ -177,7 +177,7 @@ static int do_feed(int argc, char **argv)
 					   "characters, no '/', ':' or spaces)", name);
 	if (*o.dev) {
 		if ((err = feed_rdma_open(o.dev, o.port, &sniffer, &clock)))
-			return err;
+			return err == -EOPNOTSUPP ? EXIT_USAGE : EXIT_RUNTIME;
 		snprintf(source, sizeof(source), "%s:%u", o.dev, o.port);
 	} else if (!(pcap = open_stream(name, path))) {
 		return EXIT_USAGE;

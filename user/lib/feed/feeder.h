@@ -128,8 +128,8 @@ enum feed_end feed_pcap(struct feed *f, struct pcap *pcap, const char **msg);
 
 /*
  * The RDMA sniffer on port `port` of device `dev`, with the clock its frames
- * get: 0, or the exit status with the reason said (no such device, no
- * privileges, or a build without libibverbs).
+ * get: 0, or -errno with the reason said (-EOPNOTSUPP: a build without
+ * libibverbs; no such device, no privileges, a device without the rule).
  */
 struct feed_rdma;
 int feed_rdma_open(const char *dev, unsigned int port, struct feed_rdma **out, enum feed_clock *clock);

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
 #include "feeder.h"
 #include "log.h"
 
@@ -142,16 +141,16 @@ int feed_rdma_open(const char *dev, unsigned int port, struct feed_rdma **out, e
 
 	if (!caps_have(CAP_NET_RAW) || !caps_have(CAP_NET_ADMIN)) {
 		pr_warn("feed --rdma %s: the sniffer needs CAP_NET_RAW and CAP_NET_ADMIN; run as root", dev);
-		return EXIT_RUNTIME;
+		return -EPERM;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return EXIT_RUNTIME;
+		return -ENOMEM;
 	snprintf(s->what, sizeof(s->what), "%s:%u", dev, port);
 	s->ctx = open_device(dev);
 	if (!s->ctx) {
 		free(s);
-		return EXIT_RUNTIME;
+		return -ENODEV;
 	}
 	err = setup(s, port);
 	if (err) {
@@ -160,7 +159,7 @@ int feed_rdma_open(const char *dev, unsigned int port, struct feed_rdma **out, e
 			: err == -EOPNOTSUPP || err == -EINVAL ? " (the device or its firmware offers no sniffer rule)"
 							       : "");
 		feed_rdma_close(s);
-		return EXIT_RUNTIME;
+		return -EIO; /* said: -EOPNOTSUPP is for a build without the sniffer */
 	}
 	*clock = s->wallclock ? FEED_CLOCK_NIC : FEED_CLOCK_POLL;
 	*out = s;
@@ -247,7 +246,7 @@ int feed_rdma_open(const char *dev, unsigned int port, struct feed_rdma **out, e
 {
 	pr_warn("feed: --rdma is unavailable: this roceval was built without libibverbs (install "
 		"libibverbs-dev and rebuild)");
-	return EXIT_USAGE;
+	return -EOPNOTSUPP;
 }
 
 enum feed_end feed_rdma_run(struct feed *f, struct feed_rdma *s, const char **msg)
