@@ -10,7 +10,7 @@ FROM debian:12 AS build
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
        clang bpftool gcc make libc6-dev libbpf-dev libelf-dev zlib1g-dev libpcap0.8-dev libxdp-dev \
-       libmicrohttpd-dev libncurses-dev dpkg-dev binutils \
+       libmicrohttpd-dev libncurses-dev libibverbs-dev dpkg-dev binutils \
     && apt-get clean && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

@@ -16,6 +16,16 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Iuser/lib
 BPF_CFLAGS := -target bpf -O2 -g -Wall -fno-strict-aliasing -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUTPUT) -I.
 LDLIBS    := -lbpf -lelf -lz -lpcap -lxdp -lm -lmicrohttpd -lpthread -lncursesw
 
+# `roceval feed --rdma`: the RDMA sniffer through libibverbs, where its header is installed;
+# IBVERBS=0 builds without it (the option then says it is unavailable).
+ifeq ($(origin IBVERBS),undefined)
+IBVERBS := $(shell printf '\043include <infiniband/verbs.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1 || echo 0)
+endif
+ifeq ($(IBVERBS),1)
+CFLAGS    += -DROCEVAL_IBVERBS
+LDLIBS    += -libverbs
+endif
+
 ifeq ($(V),1)
 Q =
 msg =
@@ -157,7 +167,7 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
 
 # Debian packages for building, testing and the demo.
-DEPS := clang llvm libbpf-dev bpftool libc6-dev libelf-dev zlib1g-dev libpcap0.8-dev libxdp-dev libmicrohttpd-dev libncurses-dev tmux \
+DEPS := clang llvm libbpf-dev bpftool libc6-dev libelf-dev zlib1g-dev libpcap0.8-dev libxdp-dev libmicrohttpd-dev libncurses-dev libibverbs-dev tmux \
 	iproute2 python3 python3-scapy python3-pytest python3-yaml tshark tcpdump pkg-config make gcc prometheus \
 	dpkg-dev util-linux man-db xdp-tools
 deps:

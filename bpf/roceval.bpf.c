@@ -139,8 +139,9 @@ static __always_inline bool icrc_due(struct roceval_scratch *s, struct roceval_c
 	if (snapped) {
 		cnt->total[TOTAL_SNAPPED]++;
 		cnt->total[TOTAL_ICRC_UNCHECKED]++;
-	} else if (check && cfg->icrc_sample > 1) {
-		if (++s->icrc_tick < cfg->icrc_sample) {
+	} else if (check && cfg->icrc_sample != 1) {
+		/* icrc_sample=off is 0: never due */
+		if (!cfg->icrc_sample || ++s->icrc_tick < cfg->icrc_sample) {
 			check = false;
 			cnt->total[TOTAL_ICRC_SKIPPED]++;
 		} else {

@@ -76,9 +76,10 @@
 	      SETTING_BREAK "RoCE traffic that uses them (a 20-byte header after the BTH, see the" \
 	      SETTING_BREAK "README); strict: as IBA RD (RDETH, DETH on requests)",             \
 	      "expected dc or strict")                                                          \
-	NUMBER(icrc_sample, icrc_sample, 1, 1, 1000000000, 0, 0, 0, "N",                        \
-	       "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all)",         \
-	       "expected a whole number from 1 (check every frame) up")                         \
+	NUMBER(icrc_sample, icrc_sample, 1, 1, 1000000000, "off", 0, 0, "N|off",                \
+	       "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all); off:"    \
+	       SETTING_BREAK "none (a feed whose copies are not the wire's bytes sets it)",     \
+	       "expected off, or a whole number from 1 (check every frame) up")                 \
 	NUMBER(latency_sample, latency_sample, ROCEVAL_LATENCY_PER_FLOW, 1, 1000000000, "flow",  \
 	       ROCEVAL_LATENCY_PER_FLOW, 0, "N|flow",                                           \
 	       "which new reliable-connection requests the kernel's clock times (a clock read"  \

@@ -98,11 +98,11 @@ def test_no_library_file_named_like_a_command():
     assert not commands & lib
 
 
-@pytest.mark.parametrize("folder", ["live", "replay", "gen", "report", "daemon"])
+@pytest.mark.parametrize("folder", ["live", "replay", "gen", "report", "daemon", "feed"])
 def test_each_folder_has_one_header_for_the_others(folder):
     """Outside a library folder, a file includes that folder's header, not the files behind it."""
     face = {"live": {"live.h", "loader.h"}, "replay": {"offline.h"}, "gen": {"generator.h"},
-            "report": {"report.h"}, "daemon": {"service.h"}}[folder]
+            "report": {"report.h"}, "daemon": {"service.h"}, "feed": {"feeder.h"}}[folder]
     inside = ROOT / "user" / "lib" / folder
     wrong = []
     for p in c_sources():

@@ -18,7 +18,7 @@
 #include "log.h"
 #include "manpage.h"
 
-extern const struct command cmd_bench, cmd_daemon, cmd_replay, cmd_rules;
+extern const struct command cmd_bench, cmd_daemon, cmd_replay, cmd_feed, cmd_rules;
 extern const struct command cmd_gen;
 extern const struct command cmd_attach, cmd_detach, cmd_status, cmd_stats, cmd_top, cmd_trace,
 	cmd_config;
@@ -27,6 +27,7 @@ static const struct command *const commands[] = {
 	&cmd_bench,
 	&cmd_daemon,
 	&cmd_replay,
+	&cmd_feed,
 	&cmd_rules,
 	&cmd_gen,
 	&cmd_attach,

@@ -49,3 +49,11 @@ int require_caps(bool pins)
 		pins && geteuid() ? ", and CAP_DAC_OVERRIDE unless uid 0" : "", missing);
 	return -EPERM;
 }
+
+bool caps_have(int cap)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	return !syscall(SYS_capget, &hdr, data) && (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap));
+}

@@ -10,5 +10,7 @@
  * opening root's pins takes from another uid (CAP_DAC_OVERRIDE).
  */
 int require_caps(bool pins);
+/* Whether the effective set holds cap (CAP_NET_RAW, ...). */
+bool caps_have(int cap);
 
 #endif

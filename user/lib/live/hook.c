@@ -168,7 +168,7 @@ static int attach_multiprog(struct roceval_bpf *skel, const char *ifname, int if
 	return 0;
 }
 
-static int pin_maps(struct bpf_object *obj, const char *ifname)
+int live_pin_maps(struct bpf_object *obj, const char *ifname)
 {
 	struct bpf_map *map;
 	int err;
@@ -184,8 +184,8 @@ static int pin_maps(struct bpf_object *obj, const char *ifname)
 	return 0;
 }
 
-static int write_meta(const char *ifname, int ifindex, enum live_mode mode, bool multiprog, bool nic_clock,
-		      enum live_pcp_source pcp_source)
+int live_write_meta(const char *ifname, int ifindex, enum live_mode mode, bool multiprog, bool nic_clock,
+		    enum live_pcp_source pcp_source)
 {
 	struct timespec boot;
 	struct live_meta meta = {
@@ -400,10 +400,10 @@ static int pin_attachment(struct attachment *a)
 					    : bpf_program__fd(roceval_live_prog(a->skel));
 	if ((err = pin_fd(prog_fd, a->ifname, "prog")) ||
 	    (!a->multiprog && (err = pin_fd(a->link_fd, a->ifname, "link"))) ||
-	    (err = pin_maps(a->skel->obj, a->ifname)))
+	    (err = live_pin_maps(a->skel->obj, a->ifname)))
 		return err;
-	return write_meta(a->ifname, a->ifindex, a->mode, a->multiprog, a->nic_clock,
-			  a->mode == LIVE_MODE_TC ? LIVE_PCP_SKB : a->rx_vlan ? LIVE_PCP_RX_META : LIVE_PCP_FRAME);
+	return live_write_meta(a->ifname, a->ifindex, a->mode, a->multiprog, a->nic_clock,
+			       a->mode == LIVE_MODE_TC ? LIVE_PCP_SKB : a->rx_vlan ? LIVE_PCP_RX_META : LIVE_PCP_FRAME);
 }
 
 /* Undoes an attachment that failed halfway: detached, unpinned. */

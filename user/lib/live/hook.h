@@ -15,4 +15,10 @@
 int live_attach(const char *ifname, enum live_mode mode, bool multiprog,
 		const struct roceval_settings *settings, struct live_iface *out);
 
+struct bpf_object;
+/* The pins every attachment has, for a feed's too: each map of obj, then meta; the caller holds the pin lock. */
+int live_pin_maps(struct bpf_object *obj, const char *ifname);
+int live_write_meta(const char *ifname, int ifindex, enum live_mode mode, bool multiprog, bool nic_clock,
+		    enum live_pcp_source pcp_source);
+
 #endif

@@ -26,6 +26,7 @@ static const char *const mode_names[][2] = {
 	[LIVE_MODE_NATIVE] = { "native", "drv" },
 	[LIVE_MODE_GENERIC] = { "generic", "skb" },
 	[LIVE_MODE_TC] = { "tc", NULL },
+	[LIVE_MODE_FEED] = { "feed", NULL },
 };
 
 const char *live_mode_name(enum live_mode mode)
@@ -35,7 +36,8 @@ const char *live_mode_name(enum live_mode mode)
 
 bool live_mode_parse(const char *s, enum live_mode *mode)
 {
-	for (unsigned int m = 0; m < sizeof(mode_names) / sizeof(mode_names[0]); m++) {
+	/* a feed is not a mode an interface can be attached in */
+	for (unsigned int m = 0; m < LIVE_MODE_FEED; m++) {
 		if (!strcmp(s, mode_names[m][0]) || (mode_names[m][1] && !strcmp(s, mode_names[m][1]))) {
 			*mode = m;
 			return true;
@@ -46,7 +48,7 @@ bool live_mode_parse(const char *s, enum live_mode *mode)
 
 const char *live_hook_name(enum live_mode mode)
 {
-	return mode == LIVE_MODE_TC ? "tc" : "xdp";
+	return mode == LIVE_MODE_TC ? "tc" : mode == LIVE_MODE_FEED ? "feed" : "xdp";
 }
 
 const char *live_pcp_source_name(enum live_pcp_source source)

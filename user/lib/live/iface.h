@@ -26,6 +26,11 @@ enum live_mode {
 	 * another program holds; it sees what that program passes on.
 	 */
 	LIVE_MODE_TC,
+	/*
+	 * Not a hook: `roceval feed` runs a capture stream through the replay
+	 * program, pinned as an attachment is, under a name of its own.
+	 */
+	LIVE_MODE_FEED,
 };
 
 /*
@@ -76,7 +81,7 @@ bool live_ifname_valid(const char *name);
 const char *live_mode_name(enum live_mode mode);
 /* native (or drv), generic (or skb), auto or tc; false for anything else. */
 bool live_mode_parse(const char *s, enum live_mode *mode);
-/* "xdp", or "tc" for LIVE_MODE_TC. */
+/* "xdp", or "tc" for LIVE_MODE_TC, "feed" for LIVE_MODE_FEED. */
 const char *live_hook_name(enum live_mode mode);
 /* frame_tag, rx_metadata or skb_tag (status --json); with spaces for text */
 const char *live_pcp_source_name(enum live_pcp_source source);

@@ -445,7 +445,7 @@ int live_list_local(char (*names)[IF_NAMESIZE], int max)
 
 	for (int i = 0; i < n; i++) {
 		int ifindex = if_nametoindex(names[i]);
-		bool ok = ifindex && !pins_stale(names[i], ifindex);
+		bool ok = pins_feed(names[i]) || (ifindex && !pins_stale(names[i], ifindex));
 
 		if (ok && kept != i)
 			memcpy(names[kept], names[i], IF_NAMESIZE);

@@ -430,8 +430,14 @@ bool pins_stale_ns(const char *ns, const char *ifname, bool this_ns, int ifindex
 
 	fd = pin_get_ns(ns, ifname, "meta");
 	if (fd >= 0) {
-		if (!bpf_map_lookup_elem(fd, &key, &meta) &&
-		    (this_ns ? meta.ifindex != (__u32)ifindex || meta.netns_cookie != here.cookie : false))
+		bool read = !bpf_map_lookup_elem(fd, &key, &meta);
+
+		if (read && meta.mode == LIVE_MODE_FEED) {
+			/* a feed's counters are kept until detached: no interface to outlive */
+			close(fd);
+			return false;
+		}
+		if (read && (this_ns ? meta.ifindex != (__u32)ifindex || meta.netns_cookie != here.cookie : false))
 			stale = true;
 		close(fd);
 	}
@@ -447,6 +453,20 @@ bool pins_stale_ns(const char *ns, const char *ifname, bool this_ns, int ifindex
 		close(fd);
 	}
 	return stale;
+}
+
+bool pins_feed(const char *ifname)
+{
+	struct live_meta meta = {};
+	__u32 key = 0;
+	int fd = pin_get(ifname, "meta");
+	bool feed;
+
+	if (fd < 0)
+		return false;
+	feed = !bpf_map_lookup_elem(fd, &key, &meta) && meta.mode == LIVE_MODE_FEED;
+	close(fd);
+	return feed;
 }
 
 bool pins_stale(const char *ifname, int ifindex)

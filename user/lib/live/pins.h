@@ -81,5 +81,7 @@ int pin_remove_all(const char *ifname);
  */
 bool pins_stale_ns(const char *ns, const char *ifname, bool this_ns, int ifindex);
 bool pins_stale(const char *ifname, int ifindex);
+/* Whether this namespace's pins of name are a feed's (roceval feed), which no interface backs. */
+bool pins_feed(const char *name);
 
 #endif

@@ -41,30 +41,42 @@ static void pin(struct replay *r)
 	r->pinned = !sched_setaffinity(0, sizeof(one), &one);
 }
 
+/* A replay of captures, its arrays made mappable before the load so that replay_reset() is a memset. */
 struct replay *replay_new(const struct roceval_settings *cfg)
+{
+	struct roceval_bpf *skel = roceval_open(LOAD_REPLAY, false);
+	struct replay *r;
+
+	if (!skel)
+		return NULL;
+	map_reset_prepare(skel);
+	if (roceval_load_opened(skel))
+		return NULL;
+	r = replay_from(skel, cfg);
+	if (!r)
+		return NULL;
+	r->reset = map_reset_new(skel);
+	if (!r->reset) {
+		replay_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+struct replay *replay_from(struct roceval_bpf *skel, const struct roceval_settings *cfg)
 {
 	struct replay *r = calloc(1, sizeof(*r));
 	int err;
 
 	if (!r) {
 		pr_warn("Couldn't allocate the replay buffer: %s", strerror(errno));
+		roceval_bpf__destroy(skel);
 		return NULL;
 	}
-	r->skel = roceval_open(LOAD_REPLAY, false);
-	if (r->skel)
-		map_reset_prepare(r->skel);
-	if (!r->skel || roceval_load_opened(r->skel)) {
-		free(r);
-		return NULL;
-	}
+	r->skel = skel;
 	err = roceval_settings_write(bpf_map__fd(r->skel->maps.settings), cfg);
 	if (err) {
 		pr_warn("Couldn't write the settings map: %s", strerror(-err));
-		replay_free(r);
-		return NULL;
-	}
-	r->reset = map_reset_new(r->skel);
-	if (!r->reset) {
 		replay_free(r);
 		return NULL;
 	}

@@ -13,6 +13,9 @@
 struct replay;
 
 struct replay *replay_new(const struct roceval_settings *cfg);
+struct roceval_bpf;
+/* The same over an object loaded with LOAD_REPLAY (a feed's, its maps pinned), which it takes over. */
+struct replay *replay_from(struct roceval_bpf *skel, const struct roceval_settings *cfg);
 /*
  * Queues one frame of `len` captured bytes that was `wire` bytes long on the
  * wire (ROCEVAL_WIRE_UNKNOWN: cut at an unknown length); runs the batch when
@@ -30,7 +33,8 @@ int replay_flush(struct replay *r);
 int replay_finish(struct replay *r);
 /*
  * Every map the program writes back as the load left it (the settings
- * kept): the next frames are judged as the first of a replay.
+ * kept): the next frames are judged as the first of a replay.  replay_new()
+ * only: a feed, from replay_from(), continues its counters.
  */
 int replay_reset(struct replay *r);
 int replay_counters(struct replay *r, struct roceval_counters *out);

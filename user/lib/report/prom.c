@@ -53,7 +53,7 @@ static void write_info(FILE *f, const struct prom_iface *ifs, int n, double star
 	fprintf(f, "roceval_start_time_seconds %.3f\n", start_time);
 
 	family(f, "roceval_attached_info", "gauge",
-	       "the roceval program attached to the interface: mode, hook (xdp or tc) and program id; always 1");
+	       "the roceval program attached to the interface (or a feed): mode, hook (xdp, tc or feed) and program id; always 1");
 	for (int i = 0; i < n; i++) {
 		sample_start(f, "roceval_attached_info", ifs[i].ifname);
 		fputs(",mode=\"", f);

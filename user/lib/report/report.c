@@ -6,6 +6,7 @@
 
 #include "cm.h"
 #include "counters.h"
+#include "feed/feeder.h"
 #include "flows.h"
 #include "json.h"
 #include "latency.h"
@@ -83,8 +84,23 @@ struct status {
 	__u64 mem;
 	int nmaps;
 	bool stale;
+	bool feed; /* fs read: a feed's */
+	struct feed_state fs;
 	char nsname[256]; /* "" when 'ip netns' has no name for it */
 };
+
+static void feed_json(struct json_writer *w, const struct feed_state *fs)
+{
+	json_object_begin(w, "feed");
+	json_string(w, "source", fs->source);
+	json_bool(w, "rdma", fs->rdma);
+	json_bool(w, "running", feed_running(fs));
+	json_u64(w, "pid", fs->pid);
+	json_string(w, "ended", feed_end_word(fs));
+	json_u64(w, "frames", fs->frames);
+	json_string(w, "icrc", feed_icrc_word(fs));
+	json_object_end(w);
+}
 
 static void status_json(struct json_writer *w, const struct live_iface *li, const struct status *st)
 {
@@ -111,7 +127,10 @@ static void status_json(struct json_writer *w, const struct live_iface *li, cons
 	settings_json(w, "settings", &st->cfg);
 	json_u64(w, "memory_bytes", st->mem);
 	json_i64(w, "maps", st->nmaps);
-	json_string(w, "latency_clock", latency_clock(st->c.total));
+	if (st->feed)
+		feed_json(w, &st->fs);
+	/* a feed's frames are timed by its source: the capture, the NIC, or the sniffer's polls */
+	json_string(w, "latency_clock", st->feed ? feed_clock_word(&st->fs) : latency_clock(st->c.total));
 	json_bool(w, "nic_timestamps", li->nic_clock);
 	json_string(w, "pcp_source", live_pcp_source_name(li->pcp_source));
 	json_u64(w, "frames", st->c.total[TOTAL_FRAMES]);
@@ -133,7 +152,10 @@ static void status_text(const struct live_iface *li, const struct status *st, bo
 
 	printf("%s%s: %s%s, program %u, attached since %s (%s)\n", first ? "" : "\n", li->ifname,
 	       li->mode == LIVE_MODE_TC ? "tc ingress (tcx link)" : live_mode_name(li->mode),
-	       li->mode == LIVE_MODE_TC ? "" : li->multiprog ? " mode (libxdp dispatcher)" : " mode", li->prog_id,
+	       li->mode == LIVE_MODE_TC || li->mode == LIVE_MODE_FEED ? ""
+	       : li->multiprog				   ? " mode (libxdp dispatcher)"
+							   : " mode",
+	       li->prog_id,
 	       since_text(li->attached_since, since, sizeof(since)),
 	       duration_text(difftime(time(NULL), li->attached_since), dur, sizeof(dur)));
 	if (all)
@@ -145,10 +167,15 @@ static void status_text(const struct live_iface *li, const struct status *st, bo
 	else if (st->stale)
 		printf("  STALE: the interface it was attached to is gone; 'roceval detach --stale --all' "
 		       "removes the pins\n");
-	printf("  %-12s %s\n", "enforce", st->cfg.enforce ? "ON: frames breaking error rules are DROPPED"
-							 : "off (observe only)");
-	printf("  %-12s ", "clock");
-	latency_clock_text(stdout, st->c.total, li->nic_clock, li->ifname);
+	if (st->feed) {
+		/* a feed's frames are copies: nothing to drop, and timed by the source's clock */
+		feed_status_text(&st->fs);
+	} else {
+		printf("  %-12s %s\n", "enforce", st->cfg.enforce ? "ON: frames breaking error rules are DROPPED"
+								 : "off (observe only)");
+		printf("  %-12s ", "clock");
+		latency_clock_text(stdout, st->c.total, li->nic_clock, li->ifname);
+	}
 	if (st->c.total[TOTAL_LATENCY_SKIPPED] && st->cfg.latency_sample == ROCEVAL_LATENCY_PER_FLOW)
 		printf("  %-12s 1 new request per flow in flight timed (latency_sample=flow): %llu not\n", "",
 		       (unsigned long long)st->c.total[TOTAL_LATENCY_SKIPPED]);
@@ -183,6 +210,7 @@ int status_report(const struct live_iface *li, struct json_writer *w, bool first
 	live_memory(li, &st.mem, &st.nmaps);
 	/* the pins outlive the interface: a deleted or re-created one no longer runs the program */
 	st.stale = live_stale(li);
+	st.feed = feed_state_read(li, &st.fs);
 	live_netns_name(li->netns_ino, st.nsname, sizeof(st.nsname));
 	if (w)
 		status_json(w, li, &st);

@@ -122,8 +122,9 @@ static void top_build_totals(struct top_screen *sc, const struct live_iface *li,
 	const struct roceval_counters *c = s->c;
 	char name[IF_NAMESIZE * 2], a[32], b[32];
 
-	top_add(sc, -1, true, "%s: %s mode, program %u, enforce %s", printable(li->ifname, name, sizeof(name)),
-		live_mode_name(li->mode), li->prog_id, s->cfg->enforce ? "ON" : "off");
+	top_add(sc, -1, true, "%s: %s%s, program %u, enforce %s", printable(li->ifname, name, sizeof(name)),
+		live_mode_name(li->mode), li->mode == LIVE_MODE_FEED ? "" : " mode", li->prog_id,
+		s->cfg->enforce ? "ON" : "off");
 	top_add(sc, -1, false, "  %-7s %14llu %10s/s  avg %10.1f/s", "frames",
 		(unsigned long long)c->total[TOTAL_FRAMES], rate_text(s->tr[TOTAL_FRAMES], s->current, a, sizeof(a)),
 		s->ta[TOTAL_FRAMES]);
