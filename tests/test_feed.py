@@ -152,6 +152,21 @@ def test_bad_input_leaves_nothing_pinned(netns, good_capture, tmp_path):
     assert run("status", NAME, netns=netns.rx).returncode == 1
 
 
+def test_a_raw_ip_stream_counts_as_its_ethernet_capture(netns, good_capture, tmp_path):
+    """A stream of link type RAW (a tunnel interface's, a cloud capture service's) is read as
+    replay reads it: each IP packet given an Ethernet header, every count the Ethernet original's
+    but the bytes, 14 fewer a frame."""
+    path, _ = good_capture
+    frames = pcap_frames(path)
+    raw = roce.pcap_bytes([roce.raw_ip(f) for f in frames], linktype=roce.RAW)
+    res = feed(netns, raw)
+    assert res.returncode == 0, res.stderr
+    want = replay_json(path)
+    got = stats(netns)
+    same_counts(got, want)
+    assert got["roce"] > 0
+
+
 def test_a_name_roceval_is_attached_to_is_refused(netns, good_capture):
     path, _ = good_capture
     run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)

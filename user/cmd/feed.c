@@ -95,10 +95,8 @@ static pcap_t *open_stream(const char *name, const char *path)
 		pr_warn("%s: %s: %s", name, what, errbuf);
 		return NULL;
 	}
-	if (!to_ether_supported(pcap_datalink(pcap))) {
-		pr_warn("%s: %s: link type %s is not Ethernet; roceval reads Ethernet and Linux cooked "
-			"(LINUX_SLL, LINUX_SLL2) streams only",
-			name, what, pcap_datalink_val_to_name(pcap_datalink(pcap)) ?: "unknown");
+	if (to_ether_refused(pcap_datalink(pcap))) {
+		pr_warn("%s: %s: %s", name, what, to_ether_refused(pcap_datalink(pcap)));
 		pcap_close(pcap);
 		return NULL;
 	}

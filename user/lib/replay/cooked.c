@@ -26,10 +26,20 @@ struct cooked_layout {
 static const struct cooked_layout sll = { 16, 14, 4, 2, 6 };
 static const struct cooked_layout sll2 = { 20, 0, 11, 1, 12 };
 
-bool to_ether_supported(int dlt)
+const char *to_ether_refused(int dlt)
 {
-	return dlt == DLT_EN10MB || dlt == DLT_LINUX_SLL || dlt == DLT_LINUX_SLL2 || dlt == DLT_RAW ||
-	       dlt == DLT_IPV4 || dlt == DLT_IPV6;
+	static char why[160];
+	char num[16];
+
+	if (dlt == DLT_EN10MB || dlt == DLT_LINUX_SLL || dlt == DLT_LINUX_SLL2 || dlt == DLT_RAW || dlt == DLT_IPV4 ||
+	    dlt == DLT_IPV6)
+		return NULL;
+	snprintf(num, sizeof(num), "%d", dlt);
+	snprintf(why, sizeof(why),
+		 "link type %s is not Ethernet; roceval reads Ethernet, Linux cooked (LINUX_SLL, LINUX_SLL2) "
+		 "and raw IP (RAW, IPV4, IPV6) captures only",
+		 pcap_datalink_val_to_name(dlt) ?: num);
+	return why;
 }
 
 void to_ether_init(struct to_ether *t, int dlt)

@@ -22,8 +22,8 @@ struct to_ether {
 	size_t size;
 };
 
-/* False for a link type replay cannot read. */
-bool to_ether_supported(int dlt);
+/* NULL for a link type roceval reads, else why not (one line, no file name). */
+const char *to_ether_refused(int dlt);
 void to_ether_init(struct to_ether *t, int dlt);
 /*
  * Returns the record `data` (caplen bytes captured of wirelen) as an

@@ -87,6 +87,7 @@ static __u32 unrecorded_snaplen(const char *path)
 int replay_file_open(struct replay_file *f, const char *path)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
+	const char *why;
 	size_t plen = strlen(path);
 
 	memset(f, 0, sizeof(*f));
@@ -100,14 +101,9 @@ int replay_file_open(struct replay_file *f, const char *path)
 			pr_warn("%s: %s", path, errbuf);
 		return -EINVAL;
 	}
-	if (!to_ether_supported(pcap_datalink(f->pcap))) {
-		int dlt = pcap_datalink(f->pcap);
-		char num[16];
-
-		snprintf(num, sizeof(num), "%d", dlt);
-		pr_warn("%s: link type %s is not Ethernet; roceval reads Ethernet, Linux cooked "
-			"(LINUX_SLL, LINUX_SLL2) and raw IP (RAW, IPV4, IPV6) captures only",
-			path, pcap_datalink_val_to_name(dlt) ?: num);
+	why = to_ether_refused(pcap_datalink(f->pcap));
+	if (why) {
+		pr_warn("%s: %s", path, why);
 		replay_file_close(f);
 		return -EINVAL;
 	}
