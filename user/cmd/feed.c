@@ -84,7 +84,7 @@ static int feed_option(void *ctx, int opt, const char *arg)
 	return 0;
 }
 
-/* The stream FILE ("-": standard input), Ethernet or Linux cooked; NULL with the reason said. */
+/* The stream FILE ("-": standard input), of a link type replay reads; NULL with the reason said. */
 static pcap_t *open_stream(const char *name, const char *path)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
@@ -220,9 +220,9 @@ const struct command cmd_feed = {
 	.name = "feed",
 	.args = "[--rdma DEV[:PORT]] [--flows N] [--pmtu N] [--pkey LIST] [--port N]... [--set KEY=VALUE]... NAME [FILE|-]",
 	.summary = "validate a capture stream as it arrives, counters pinned under NAME",
-	.help = "Reads a pcap or pcapng stream from FILE or standard input (Ethernet or Linux cooked,\n"
-		"as replay reads them) and runs its frames through the program replay runs, as they\n"
-		"arrive: in batches, and at least every 200 ms, so the counters move while the\n"
+	.help = "Reads a pcap or pcapng stream from FILE or standard input (Ethernet, Linux cooked or\n"
+		"raw IP, as replay reads them) and runs its frames through the program replay runs,\n"
+		"as they arrive: in batches, and at least every 200 ms, so the counters move while the\n"
 		"stream runs.  Frames are timed by the capture's timestamps, as in a replay.  The\n"
 		"maps are pinned under NAME as an attachment's are, so 'roceval status', 'stats NAME',\n"
 		"'top NAME' and the daemon's /metrics (hook=\"feed\") show them.  They outlive the\n"
