@@ -110,7 +110,8 @@ install: $(BIN)
 	install -D -m 0644 deploy/roceval.conf.example $(DESTDIR)$(DOCDIR)/roceval.conf.example
 
 # make deb: roceval_VERSION-1_ARCH.deb from this tree.  Depends is what dpkg-shlibdeps finds the
-# binary linked against, so a library added to LDLIBS reaches the package by itself.
+# binary linked against, so a library added to LDLIBS reaches the package by itself.  libibverbs
+# finds no device without its providers (feed --rdma), which it does not depend on: recommended.
 VERSION  := $(shell sed -n 's/^\#define ROCEVAL_VERSION "\(.*\)"/\1/p' user/lib/version.h)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB      := roceval_$(VERSION)-1_$(DEB_ARCH).deb
@@ -129,6 +130,7 @@ deb: $(BIN)
 	  echo "Maintainer: roceval developers <roceval@users.noreply.github.com>"; \
 	  echo "Section: net"; echo "Priority: optional"; \
 	  echo "Depends: $$(sed -n 's/^shlibs:Depends=//p' $(OUTPUT)/deb/shlibs.substvars)"; \
+	  ! grep -q libibverbs $(OUTPUT)/deb/shlibs.substvars || echo "Recommends: ibverbs-providers"; \
 	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1)"; \
 	  echo "Homepage: https://github.com/roceval/roceval"; \
 	  echo "Description: RoCEv2 validator at the XDP hook"; \

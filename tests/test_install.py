@@ -130,6 +130,9 @@ def test_deb_depends_on_every_library_the_binary_needs(deb):
                   for p in (real, real.removeprefix("/usr"), "/usr" + real)]
         pkg = next(o for o in owners if o).split(":")[0]
         assert pkg in depends, (soname, pkg, depends)
+    # libibverbs without its providers finds no RDMA device: recommended where it is linked
+    recommends = subprocess.run(["dpkg-deb", "-f", deb, "Recommends"], capture_output=True, text=True).stdout.strip()
+    assert recommends == ("ibverbs-providers" if "libibverbs.so.1" in needed else ""), recommends
 
 
 def test_deb_installs_and_runs(deb, tmp_path, good_capture):
