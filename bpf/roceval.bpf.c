@@ -430,13 +430,16 @@ static long replay_end_flow(__u64 i, void *ctx)
 
 	if (f && f->packets && (f->req.state & SPACE_WINDOW))
 		roceval_reorder_settle_all(slot);
+	if (f && f->cc_wait)
+		roceval_cc_idle(slot);
 	return 0;
 }
 
 /*
  * The end of a replay (run once after its last batch): no request can fill
  * a hole any more, so every hole still open in a reorder window is a
- * psn_gap and every request awaiting its verdict was reordered.
+ * psn_gap and every request awaiting its verdict was reordered; a CE
+ * window the capture goes on past cnp_delay after went unanswered.
  */
 SEC("xdp")
 int roceval_replay_end(struct xdp_md *ctx)
