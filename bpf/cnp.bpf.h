@@ -277,15 +277,12 @@ __noinline int roceval_cc_idle(__u32 slot)
 	return v == CC_WAITS;
 }
 
-/* A frame of flow f, which cc_wait flags (f may be another flow's, where this CPU's last lookup was). */
+/* A frame of flow f, which cc_wait flags. */
 static __always_inline void cc_wait_frame(struct roceval_scratch *s, struct roceval_counters *cnt,
 					  const struct roceval_settings *cfg, struct roceval_flow *f)
 {
-	__u64 now;
+	__u64 now = cc_time(s);
 
-	if (!flow_key_equal(&f->key, &s->fi.key))
-		return;
-	now = cc_time(s);
 	if (now && cc_wait_judge(cfg, f, f->cold, now) == CC_LATE)
 		cc_violate(s, cnt, f, RULE_CE_UNANSWERED);
 }
@@ -341,7 +338,7 @@ __noinline int roceval_congestion(__u32 frame_len)
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	struct cc_scratch *x = bpf_map_lookup_elem(&cc_scratch, &zero);
-	struct roceval_flow *f;
+	struct roceval_flow *last, *f;
 	__u32 slot;
 	bool ce, follow;
 	__u8 transport;
@@ -356,8 +353,8 @@ __noinline int roceval_congestion(__u32 frame_len)
 	}
 	/* one byte of the flow flow_update() has just read: whether a window waits in a scope it is of */
 	slot = s->last_flow;
-	f = bpf_map_lookup_elem(&flows, &slot);
-	if (f && f->cc_wait)
+	last = bpf_map_lookup_elem(&flows, &slot);
+	if (last && last->cc_wait && (f = cc_flow_is(s, last)))
 		cc_wait_frame(s, cnt, cfg, f);
 	if (!s->fi.headers_ok)
 		return 0;
@@ -372,13 +369,11 @@ __noinline int roceval_congestion(__u32 frame_len)
 	x->now = cc_time(s);
 	if (!x->now)
 		return 0;
+	f = cc_flow_is(s, last);
 	if (ce)
-		cc_ce(s, cnt, cfg, x, cc_flow(s));
-	if (follow) {
-		f = cc_flow(s);
-		if (f)
-			cc_follow(cfg, x, f, frame_len);
-	}
+		cc_ce(s, cnt, cfg, x, f);
+	if (follow && f)
+		cc_follow(cfg, x, f, frame_len);
 	return 0;
 }
 

@@ -124,13 +124,18 @@ static __always_inline __u64 cc_clock(void)
 	return nic_clock ? 0 : bpf_ktime_get_ns();
 }
 
+/* The flow in the slot of this CPU's last lookup, if it is the frame's (flow_update() left it there). */
+static __always_inline struct roceval_flow *cc_flow_is(struct roceval_scratch *s, struct roceval_flow *f)
+{
+	return f && flow_key_equal(&f->key, &s->fi.key) ? f : 0;
+}
+
 /* The frame's flow, where flow_update() left this CPU's last lookup; none for a flow it made. */
 static __always_inline struct roceval_flow *cc_flow(struct roceval_scratch *s)
 {
 	__u32 slot = s->last_flow;
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
 
-	return f && flow_key_equal(&f->key, &s->fi.key) ? f : 0;
+	return cc_flow_is(s, bpf_map_lookup_elem(&flows, &slot));
 }
 
 /*
