@@ -112,12 +112,14 @@ static __always_inline void judge_transport_hdrs(struct roceval_scratch *s, stru
 						 __u8 transport, __u32 hdrs, bool dc)
 {
 	if (dc) {
+		s->fi.src_qpn = rd24(buf + x + 1);
 		if (op->flags & OPF_REQUEST)
-			s->fi.flow_qpn = rd24(buf + x + 1);
+			s->fi.flow_qpn = s->fi.src_qpn;
 	} else if (transport == ROCE_TR_RD) {
 		if (buf[x] || ((op->flags & OPF_REQUEST) && buf[x + ROCE_RDETH_LEN + 4]))
 			violate(s, cnt, RULE_RESERVED);
 	} else if (transport == ROCE_TR_UD) {
+		s->fi.src_qpn = rd24(buf + x + 5);
 		if (buf[x + 4])
 			violate(s, cnt, RULE_RESERVED);
 	} else if (transport == ROCE_TR_XRC && hdrs) {

@@ -10,19 +10,45 @@
  * which every CNP from B to A answers.  With cnp_pacing=ip every scope is
  * the IP pair.
  *
- * A CE-marked request inside the window a CNP of its scope already covers
- * (cnp_gap, or cnp_delay if longer: the NP may not send another sooner)
- * needs no CNP of its own; the first one after it waits for one.  When the
- * scope's next CE-marked request or CNP comes more than cnp_delay after
- * the one waiting, that window went unanswered: ce_unanswered counts it
- * once, on that frame.  Nothing ages by itself at the hook, so a last
- * window with nothing after it in its scope is never judged.
+ * A CE-marked READ response from B to A's QP a waits where A's CNP to b
+ * is looked for: under b when CM or the requests it answers (the ACK
+ * pairing of answer.bpf.h) name b, else under the IP pair.  UD requests
+ * name their sender's QP in the DETH, mlx5 DC requests the DCI and DC READ
+ * responses the DCT in the DC header.
+ *
+ * A CE mark inside the window a CNP of its scope already covers (cnp_gap,
+ * or cnp_delay if longer: the NP may not send another sooner) needs no CNP
+ * of its own; the first one after it waits for one.  When a frame comes
+ * more than cnp_delay after the one waiting, that window went unanswered:
+ * ce_unanswered counts it once, on that frame if it is the scope's next CE
+ * mark or CNP or a frame of a flow of the scope, else when the timer that
+ * sweeps the reorder windows finds it overdue (live), or at the end of a
+ * replay.  The flows of a scope are the CE mark's, and the one from the NP
+ * to the RP's QP when that is known: each carries a flag, cc_wait, which
+ * is all their frames test while nothing waits.
  */
 #ifndef ROCEVAL_CNP_BPF_H
 #define ROCEVAL_CNP_BPF_H
 
 #include "congestion.bpf.h"
 #include "reaction.bpf.h"
+#include "reorder.bpf.h"
+
+/* The request flow whose requests the frame's flow f answered (answer.bpf.h), the frame's way back. */
+static __always_inline struct roceval_flow *cc_answered(struct roceval_scratch *s, struct roceval_flow *f)
+{
+	const struct frame_info *fi = &s->fi;
+	struct roceval_flow *r;
+	__u32 slot;
+
+	if (!f || !f->answered_window)
+		return 0;
+	slot = f->answered_slot;
+	r = bpf_map_lookup_elem(&flows, &slot);
+	if (!r || r->key.ipv6 != fi->ipv6 || !addr_eq(r->key.saddr, fi->daddr) || !addr_eq(r->key.daddr, fi->saddr))
+		return 0;
+	return r;
+}
 
 /*
  * The request flow a CNP slows: the one from its destination A to the QP
@@ -36,7 +62,6 @@ static __always_inline struct roceval_flow *cc_requester(struct roceval_scratch 
 	const struct frame_info *fi = &s->fi;
 	const struct roceval_cm_end *e;
 	struct roceval_flow *r;
-	__u32 slot;
 
 	*by_cm = false;
 	if (cm_active) {
@@ -52,31 +77,66 @@ static __always_inline struct roceval_flow *cc_requester(struct roceval_scratch 
 			return flow_find(&x->req);
 		}
 	}
-	if (!f || !f->answered_window)
-		return 0;
-	slot = f->answered_slot;
-	r = bpf_map_lookup_elem(&flows, &slot);
-	if (!r || r->key.ipv6 != fi->ipv6 || !addr_eq(r->key.saddr, fi->daddr) || !addr_eq(r->key.daddr, fi->saddr))
-		return 0;
-	x->req = r->key;
+	r = cc_answered(s, f);
+	if (r)
+		x->req = r->key;
 	return r;
 }
 
-/* The QP a CE-marked request's sender has, as cc_requester() pairs them; ROCEVAL_CC_ANY_QP if unknown. */
-static __always_inline __u32 cc_sender_qp(struct roceval_scratch *s, struct cc_scratch *x)
+/* The QP of the frame's sender by RDMA CM: the peer of its destination's end; ROCEVAL_CC_ANY_QP if unknown. */
+static __always_inline __u32 cc_cm_sender(struct roceval_scratch *s, struct cc_scratch *x)
 {
 	const struct frame_info *fi = &s->fi;
 	const struct roceval_cm_end *e;
-	const __u32 *qpn;
 
-	if (cm_active) {
-		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-		e = bpf_map_lookup_elem(&cm_ends, &x->end);
-		if (e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr))
-			return e->peer_qpn;
+	if (!cm_active)
+		return ROCEVAL_CC_ANY_QP;
+	cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
+	e = bpf_map_lookup_elem(&cm_ends, &x->end);
+	return e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr) ? e->peer_qpn : ROCEVAL_CC_ANY_QP;
+}
+
+/*
+ * The QP a CE-marked frame's sender has, which the NP's CNP names; false
+ * for frames no NP answers: ACKs, CM MADs, and what roceval does not
+ * follow (RD).  f is the frame's flow.
+ */
+static __always_inline bool cc_ce_sender(struct roceval_scratch *s, struct cc_scratch *x, struct roceval_flow *f,
+					 __u32 *qpn)
+{
+	const struct frame_info *fi = &s->fi;
+	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
+	__u8 transport = fi->opcode >> 5;
+	struct roceval_flow *r;
+	const __u32 *paired;
+
+	if (fi->dc) {
+		/* the DCI on requests, the DCT on responses */
+		*qpn = fi->src_qpn;
+		return (op->flags & OPF_REQUEST) || op->family == FAM_READ_RESP;
 	}
-	qpn = bpf_map_lookup_elem(&cc_pairs, &fi->key);
-	return qpn ? *qpn : ROCEVAL_CC_ANY_QP;
+	if (transport == ROCE_TR_UD) {
+		*qpn = fi->src_qpn;
+		return fi->dqpn != ROCE_GSI_QPN;
+	}
+	if (transport != ROCE_TR_RC && transport != ROCE_TR_UC && transport != ROCE_TR_XRC)
+		return false;
+	if (!(op->flags & OPF_REQUEST) && op->family != FAM_READ_RESP)
+		return false;
+	*qpn = cc_cm_sender(s, x);
+	if (*qpn != ROCEVAL_CC_ANY_QP)
+		return true;
+	if (op->flags & OPF_REQUEST) {
+		paired = bpf_map_lookup_elem(&cc_pairs, &fi->key);
+		if (paired)
+			*qpn = *paired;
+	} else {
+		/* a READ response: its responder's QP is the one A's requests went to */
+		r = cc_answered(s, f);
+		if (r)
+			*qpn = r->key.dqpn;
+	}
+	return true;
 }
 
 /* A CNP answers the CE-marked request waiting in its scope, if any: the delay, and whether it was late. */
@@ -156,7 +216,78 @@ static __always_inline void cc_cnp(struct roceval_scratch *s, struct roceval_cou
 		cc_react(x, cfg, r);
 }
 
-/* A CE-marked request in s, sent at x->now, on flow f (NULL when it made the flow). */
+/* Flow f is of the scope in x->key, where a window waits: its frames judge it. */
+static __always_inline void cc_wait_on(struct cc_scratch *x, struct roceval_flow *f)
+{
+	__u32 slot;
+
+	if (!f || f->cc_wait)
+		return;
+	slot = f->cold;
+	if (bpf_map_update_elem(&cc_waits, &slot, &x->key, BPF_ANY))
+		return;
+	f->cc_wait = 1;
+	window_opened(slot);
+}
+
+#define CC_NONE 0 /* nothing waits: the flag is cleared */
+#define CC_WAITS 1
+#define CC_LATE 2 /* it waited past cnp_delay, now not any more: count it */
+
+/*
+ * Whether the window flow f (in `slot`) is flagged for still waits at
+ * `now`.  Two judges of one window (a frame and the timer) count it once.
+ */
+static __always_inline int cc_wait_judge(const struct roceval_settings *cfg, struct roceval_flow *f, __u32 slot,
+					 __u64 now)
+{
+	struct roceval_cc_key *k = bpf_map_lookup_elem(&cc_waits, &slot);
+	struct roceval_cc_scope *e = k ? bpf_map_lookup_elem(&cc_scopes, k) : 0;
+	__u64 ce = e ? e->ce_ns : 0, since = cc_since(now, ce);
+
+	if (!ce || !(cfg->cc_on & ROCEVAL_CC_CE)) {
+		f->cc_wait = 0;
+		return CC_NONE;
+	}
+	if (since == ~0ULL || since <= (__u64)cfg->cnp_delay * 1000)
+		return CC_WAITS;
+	f->cc_wait = 0;
+	return __sync_val_compare_and_swap(&e->ce_ns, ce, 0) == ce ? CC_LATE : CC_NONE;
+}
+
+/*
+ * The window the flow in `slot` is flagged for, judged by the clock when no
+ * frame of its scope came: live from the reorder windows' sweep, and at the
+ * end of a replay.  1 while it waits.
+ */
+__noinline int roceval_cc_idle(__u32 slot)
+{
+	__u32 zero = 0;
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	__u64 now = cc_clock();
+	int v;
+
+	if (!cnt || !cfg || !f || !f->cc_wait || !now)
+		return 0;
+	v = cc_wait_judge(cfg, f, slot, now);
+	if (v == CC_LATE)
+		flow_settled(cnt, f, RULE_CE_UNANSWERED, 1, true);
+	return v == CC_WAITS;
+}
+
+/* A frame of flow f, which cc_wait flags. */
+static __always_inline void cc_wait_frame(struct roceval_scratch *s, struct roceval_counters *cnt,
+					  const struct roceval_settings *cfg, struct roceval_flow *f)
+{
+	__u64 now = cc_time(s);
+
+	if (now && cc_wait_judge(cfg, f, f->cold, now) == CC_LATE)
+		cc_violate(s, cnt, f, RULE_CE_UNANSWERED);
+}
+
+/* A CE-marked frame in s, sent at x->now, on flow f (NULL when it made the flow). */
 static __always_inline void cc_ce(struct roceval_scratch *s, struct roceval_counters *cnt,
 				  const struct roceval_settings *cfg, struct cc_scratch *x, struct roceval_flow *f)
 {
@@ -164,19 +295,36 @@ static __always_inline void cc_ce(struct roceval_scratch *s, struct roceval_coun
 	__u64 delay = (__u64)cfg->cnp_delay * 1000, gap = (__u64)cfg->cnp_gap * 1000, now = x->now;
 	__u64 covered = gap > delay ? gap : delay;
 	struct roceval_cc_scope *e;
+	__u32 qpn;
 
-	cc_key_set(x, fi->daddr, fi->saddr, cfg->cnp_pacing_ip ? ROCEVAL_CC_ANY_QP : cc_sender_qp(s, x), fi->ipv6);
+	if (!f)
+		f = flow_find(&fi->key);
+	if (!cc_ce_sender(s, x, f, &qpn))
+		return;
+	cc_key_set(x, fi->daddr, fi->saddr, cfg->cnp_pacing_ip ? ROCEVAL_CC_ANY_QP : qpn, fi->ipv6);
 	x->fresh.cnp_ns = 0;
 	x->fresh.ce_ns = now;
 	e = cc_scope(x);
-	if (!e)
-		return;
-	if (e->ce_ns && now >= e->ce_ns && now - e->ce_ns > delay) {
-		cc_violate(s, cnt, f, RULE_CE_UNANSWERED);
-		e->ce_ns = 0;
+	if (e) {
+		if (e->ce_ns && now >= e->ce_ns && now - e->ce_ns > delay) {
+			cc_violate(s, cnt, f, RULE_CE_UNANSWERED);
+			e->ce_ns = 0;
+		}
+		if (!e->ce_ns && cc_since(now, e->cnp_ns) >= covered)
+			e->ce_ns = now;
+		if (!e->ce_ns)
+			return;
 	}
-	if (!e->ce_ns && cc_since(now, e->cnp_ns) >= covered)
-		e->ce_ns = now;
+	cc_wait_on(x, f);
+	/* the flow from the NP to the RP's QP: the ACKs of a request, the requests of a READ response */
+	if (x->key.qpn == ROCEVAL_CC_ANY_QP)
+		return;
+	__builtin_memcpy(x->req.saddr, x->key.np, 16);
+	__builtin_memcpy(x->req.daddr, x->key.rp, 16);
+	x->req.dqpn = x->key.qpn;
+	x->req.ipv6 = fi->ipv6;
+	x->req.pad[0] = x->req.pad[1] = x->req.pad[2] = 0;
+	cc_wait_on(x, flow_find(&x->req));
 }
 
 /*
@@ -190,6 +338,8 @@ __noinline int roceval_congestion(__u32 frame_len)
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	struct cc_scratch *x = bpf_map_lookup_elem(&cc_scratch, &zero);
+	struct roceval_flow *last, *f;
+	__u32 slot;
 	bool ce, follow;
 	__u8 transport;
 
@@ -201,26 +351,29 @@ __noinline int roceval_congestion(__u32 frame_len)
 			cc_cnp(s, cnt, cfg, x, cc_flow(s));
 		return 0;
 	}
-	/* requests of the connected transports: what NPs answer, flows with one sender QP */
-	transport = s->fi.opcode >> 5;
-	if (!s->fi.headers_ok || s->fi.dc || !(roce_ops[s->fi.opcode & 0x1F].flags & OPF_REQUEST) ||
-	    (transport != ROCE_TR_RC && transport != ROCE_TR_UC && transport != ROCE_TR_XRC))
+	/* one byte of the flow flow_update() has just read: whether a window waits in a scope it is of */
+	slot = s->last_flow;
+	last = bpf_map_lookup_elem(&flows, &slot);
+	if (last && last->cc_wait && (f = cc_flow_is(s, last)))
+		cc_wait_frame(s, cnt, cfg, f);
+	if (!s->fi.headers_ok)
 		return 0;
 	ce = (cfg->cc_on & ROCEVAL_CC_CE) && s->li.ecn == 3;
-	follow = cfg->cc_on & ROCEVAL_CC_REACTION;
+	/* requests of the connected transports: flows with one sender QP */
+	transport = s->fi.opcode >> 5;
+	follow = (cfg->cc_on & ROCEVAL_CC_REACTION) && !s->fi.dc &&
+		 (roce_ops[s->fi.opcode & 0x1F].flags & OPF_REQUEST) &&
+		 (transport == ROCE_TR_RC || transport == ROCE_TR_UC || transport == ROCE_TR_XRC);
 	if (!ce && !follow)
 		return 0;
 	x->now = cc_time(s);
 	if (!x->now)
 		return 0;
+	f = cc_flow_is(s, last);
 	if (ce)
-		cc_ce(s, cnt, cfg, x, cc_flow(s));
-	if (follow) {
-		struct roceval_flow *f = cc_flow(s);
-
-		if (f)
-			cc_follow(cfg, x, f, frame_len);
-	}
+		cc_ce(s, cnt, cfg, x, f);
+	if (follow && f)
+		cc_follow(cfg, x, f, frame_len);
 	return 0;
 }
 

@@ -13,12 +13,17 @@
  * IP pair, which every CNP from B to A answers.  A CNP answers what is
  * pending under its QP and under its IP pair.
  *
- * Judged at the hook, by the frames' own times (frame_time_ns): nothing
- * ages by itself, so a window left unanswered is counted on its scope's
- * next CE-marked request or CNP.  The state is in LRU maps of its own: a
+ * CE on a READ response is the same with the roles turned: the requester
+ * is the NP, the responder the RP, its QP the one the CNP names.  UD and
+ * mlx5 DC requests name their sender's QP themselves (DETH SrcQP, the DCI).
+ *
+ * Judged by the frames' own times (frame_time_ns): a window left
+ * unanswered is counted by the first frame of a flow of its scope past
+ * cnp_delay, or by the timer that sweeps the reorder windows (live) or the
+ * end of a replay when none comes.  The state is in maps of its own: a
  * scope forgotten costs a missed judgement, never a false one.  No lock:
- * a CE-marked request and its CNP may be judged on two CPUs at once, and a
- * lock would not order them either.
+ * a CE mark and its CNP may be judged on two CPUs at once, and a lock would
+ * not order them either.
  */
 #ifndef ROCEVAL_CONGESTION_BPF_H
 #define ROCEVAL_CONGESTION_BPF_H
@@ -56,6 +61,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct roceval_cc_rate);
 } cc_rate SEC(".maps");
+
+/*
+ * The scope a flow flagged cc_wait is of, under the flow's slot: the flow
+ * of a CE mark and, when the RP's QP is known, the one from the NP to it.
+ * Allocated only as windows wait; sized by the loader with the flow table.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
+	__type(key, __u32);
+	__type(value, struct roceval_cc_key);
+} cc_waits SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -98,13 +116,26 @@ static __always_inline __u64 cc_time(const struct roceval_scratch *s)
 	return nic_clock ? 0 : bpf_ktime_get_ns();
 }
 
+/* Now, between frames (a timer, a replay's end): 0 while the NIC stamps frames, another time base. */
+static __always_inline __u64 cc_clock(void)
+{
+	if (replay_clock)
+		return batch_hdr.time_ns;
+	return nic_clock ? 0 : bpf_ktime_get_ns();
+}
+
+/* The flow in the slot of this CPU's last lookup, if it is the frame's (flow_update() left it there). */
+static __always_inline struct roceval_flow *cc_flow_is(struct roceval_scratch *s, struct roceval_flow *f)
+{
+	return f && flow_key_equal(&f->key, &s->fi.key) ? f : 0;
+}
+
 /* The frame's flow, where flow_update() left this CPU's last lookup; none for a flow it made. */
 static __always_inline struct roceval_flow *cc_flow(struct roceval_scratch *s)
 {
 	__u32 slot = s->last_flow;
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
 
-	return f && flow_key_equal(&f->key, &s->fi.key) ? f : 0;
+	return cc_flow_is(s, bpf_map_lookup_elem(&flows, &slot));
 }
 
 /*

@@ -127,6 +127,7 @@ struct frame_info {
 	__u32 retx_from; /* a retransmitted request's episode, as roceval_flow.retx_from; else 0 */
 	__u32 pmtu_conf; /* the PMTU its connection negotiated (RDMA CM), else the setting's; 0 if neither */
 	__u8 conn_fresh; /* CONN_FRESH_*: the first of its kind on a newly learned CM connection */
+	__u32 src_qpn;	 /* the sender's QP where the headers name it: UD's DETH SrcQP, the DC header's */
 };
 
 /* A CM connection's first request, or first response, to this end: its flow's space starts afresh. */

@@ -396,11 +396,15 @@ struct sweep_state {
 	bool any;   /* a window is still open somewhere */
 };
 
+/* cnp.bpf.h: a CE window waiting on the slot's flow, judged if overdue; 1 while it waits */
+int roceval_cc_idle(__u32 slot);
+
 static long sweep_bit(__u64 b, void *ctx)
 {
 	struct sweep_state *st = ctx;
+	__u32 slot = st->word * 64 + (b & 63);
 
-	if (((st->bits >> (b & 63)) & 1) && roceval_reorder_idle(st->word * 64 + (b & 63)))
+	if (((st->bits >> (b & 63)) & 1) && (roceval_reorder_idle(slot) | roceval_cc_idle(slot)))
 		st->open |= 1ULL << (b & 63);
 	return 0;
 }

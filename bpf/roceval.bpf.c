@@ -462,6 +462,8 @@ static long replay_end_slot(__u64 b, void *ctx)
 	f = bpf_map_lookup_elem(&flows, &slot);
 	if (f && f->packets && (f->req.state & SPACE_WINDOW))
 		roceval_reorder_settle_all(slot);
+	if (f && f->cc_wait)
+		roceval_cc_idle(slot);
 	return 0;
 }
 
@@ -481,7 +483,8 @@ static long replay_end_word(__u64 i, void *ctx)
 /*
  * The end of a replay (run once after its last batch): no request can fill
  * a hole any more, so every hole still open in a reorder window is a
- * psn_gap and every request awaiting its verdict was reordered.  Only the
+ * psn_gap and every request awaiting its verdict was reordered; a CE
+ * window the capture goes on past cnp_delay after went unanswered.  Only the
  * slots whose bit in window_open is set ever opened a window (a replay
  * never clears the bits), so the end reads a few KB rather than the flow
  * table: a replay of many small files pays it for each.

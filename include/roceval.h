@@ -352,6 +352,8 @@ struct roceval_flow {
 	 * request, whatever the mode: testing the mode first measured no cheaper.
 	 */
 	__u8 timed_slot;
+	/* a CE window waits in the congestion scope cc_waits holds under its slot (cnp.bpf.h) */
+	__u8 cc_wait;
 };
 
 /* Four whole cache lines a flow, one a set (the maps start them on a page): see flow.bpf.h. */

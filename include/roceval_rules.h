@@ -93,7 +93,7 @@ enum roceval_severity {
 	X(CNP_GAP, "cnp_gap", SEV_WARNING, "IBA A17.9.3; setting cnp_gap",                    \
 	  "CNP sooner than cnp_gap after the previous CNP of its pacing scope (cnp_pacing: the CNP's destination QP, or the IP pair)") \
 	X(CE_UNANSWERED, "ce_unanswered", SEV_WARNING, "IBA A17.9.3; setting cnp_delay",      \
-	  "CE-marked requests no CNP from their destination answered within cnp_delay: once per pacing window, counted on the scope's next CE-marked request or CNP") \
+	  "CE-marked requests or READ responses no CNP from their destination answered within cnp_delay: once per pacing window, counted on the first frame of its scope past it (live by a timer, in a replay at its end when none comes)") \
 	X(NAK_PSN, "nak_psn", SEV_INFO, "IBA 9.7.5.2.4", "NAK: PSN sequence error")          \
 	X(NAK_INVALID, "nak_invalid", SEV_INFO, "IBA 9.7.5.2.4",                            \
 	  "NAK: invalid request (also invalid RD request, code 4)")                       \

@@ -155,11 +155,11 @@
 	      SETTING_BREAK "destination QP of the CNP; ip, per pair of IP addresses",         \
 	      "expected qp or ip")                                                             \
 	DURATION(cnp_delay, cnp_delay, 1000ull, 0, 60000000, "DURATION",                       \
-		 "a CE-marked request must be answered within this time by a CNP from its"     \
-		 SETTING_BREAK "destination back to its sender: a pacing window of them left"  \
-		 SETTING_BREAK "unanswered counts once under 'ce_unanswered', and each answer's" \
-		 SETTING_BREAK "delay goes into the ce_cnp latency; whole microseconds; 0"     \
-		 SETTING_BREAK "(default) off",                                                \
+		 "a CE-marked request or READ response must be answered within this time by"  \
+		 SETTING_BREAK "a CNP from its destination back to its sender's QP: a pacing"  \
+		 SETTING_BREAK "window of them left unanswered counts once under"               \
+		 SETTING_BREAK "'ce_unanswered', and each answer's delay goes into the ce_cnp"  \
+		 SETTING_BREAK "latency; whole microseconds; 0 (default) off",                 \
 		 "expected whole microseconds, 0 (off) to 60s: 50us, 1ms")                     \
 	DURATION(cnp_reaction, cnp_reaction, 1000ull, 0, 10000, "DURATION",                    \
 		 "the window before and after each CNP over which the sending rate of the"     \

@@ -15,7 +15,7 @@ import pytest
 import cm_mad
 import roce
 from conftest import nonzero_rules, real_capture, replay, replay_json, run
-from test_truth import v1
+from test_truth import DCI, DCT, dc, reth, v1
 
 US = 1e-6
 A, B = "192.0.2.1", "192.0.2.2"
@@ -251,13 +251,128 @@ def test_ce_matched_by_the_qp_pairing_acks_and_a_cnp_showed(tmp_path):
     assert r["rules"]["ce_unanswered"] == 0
 
 
-def test_ce_marked_responses_and_ud_are_not_judged(tmp_path):
-    frames_at = [(0, roce.roce(0x11, dqpn=0x180, psn=1, frame_kw={"tos": tos(26, CE)})),
-                 (1, roce.roce(roce.opcode(roce.UD, "SEND_ONLY"), 64, dqpn=0x181, frame_kw={"tos": tos(26, CE)})),
-                 (200, roce.roce(0x11, dqpn=0x180, psn=2, frame_kw={"tos": tos(26, CE)})),
-                 (201, roce.roce(roce.opcode(roce.UD, "SEND_ONLY"), 64, dqpn=0x181, frame_kw={"tos": tos(26, CE)}))]
+def ack(dqpn, psn, *, ecn=ECT0, src=B, dst=A, opc=0x11):
+    """An RC ACK (or another response) from src to the requester's QP dqpn."""
+    return roce.roce(opc, dqpn=dqpn, psn=psn, frame_kw={"tos": tos(26, ecn), "src": src, "dst": dst})
+
+
+def read_req(dqpn, psn, *, src=A, dst=B):
+    return roce.roce(roce.opcode(roce.RC, "RDMA_READ_REQUEST"), 0, dqpn=dqpn, psn=psn, dmalen=64,
+                     frame_kw={"tos": tos(26), "src": src, "dst": dst})
+
+
+def ud(dqpn, srcqp, *, ecn=ECT0, src=A, dst=B):
+    """A UD SEND from src's QP srcqp (its DETH) to QP dqpn of dst."""
+    return roce.roce(roce.opcode(roce.UD, "SEND_ONLY"), 64, dqpn=dqpn, srcqp=srcqp,
+                     frame_kw={"tos": tos(26, ecn), "src": src, "dst": dst})
+
+
+def flow_rules(r, src, dqpn):
+    return [f["rules"] for f in r["flows"] if f["src"] == src and f["dqpn"] == dqpn][0]
+
+
+def test_a_window_only_later_traffic_judges(tmp_path):
+    """A CE-marked SEND no CNP answers, then ordinary SENDs and ACKs on the same QPs 100-200 us on:
+    the first frame of its scope past cnp_delay counts it, and nothing more is owed."""
+    frames_at = [(0, data(0x160, 1, ecn=CE)), (1, ack(0x260, 1)),
+                 (100, data(0x160, 2)), (101, ack(0x260, 2)), (200, data(0x160, 3)), (201, ack(0x260, 3))]
     r = at(frames_at, "cnp_delay=50us", tmp_path=tmp_path)
-    assert nonzero_rules(r) == {"ecn_ce": 4}
+    assert nonzero_rules(r) == {"ecn_ce": 1, "ce_unanswered": 1}
+    # on the SEND at 100 us, the flow it waits in (by IP pair: nothing pairs a with b)
+    assert flow_rules(r, A, 0x160) == {"ecn_ce": 1, "ce_unanswered": 1}
+    assert r["latency"]["ce_cnp"]["count"] == 0
+    assert nonzero_rules(at(frames_at, tmp_path=tmp_path)) == {"ecn_ce": 1}
+    # traffic within cnp_delay of the mark judges nothing yet, nor does a capture that ends there
+    assert nonzero_rules(at(frames_at[:2] + [(40, data(0x160, 2))], "cnp_delay=50us", tmp_path=tmp_path)) == \
+        {"ecn_ce": 1}
+
+
+def test_a_window_paired_by_cm_is_judged_by_its_acks(tmp_path):
+    """With CM the scope is a1's: the ACKs from B to a1 are frames of it, the requester quiet."""
+    c1, _ = two_conns()
+    frames_at = [(-10, f) for f in c1.handshake()] + [
+        (-5, data(c1.b_qpn, c1.b_psn)), (-4, ack(c1.a_qpn, c1.b_psn)),
+        (0, data(c1.b_qpn, c1.b_psn + 1, ecn=CE)), (100, ack(c1.a_qpn, c1.b_psn + 1)),
+        (200, ack(c1.a_qpn, c1.b_psn + 1))]
+    r = at(frames_at, "cnp_delay=50us", tmp_path=tmp_path)
+    assert r["rules"]["ce_unanswered"] == 1
+    assert flow_rules(r, B, c1.a_qpn).get("ce_unanswered") == 1
+
+
+def test_a_window_the_capture_outlives_is_judged_at_its_end(tmp_path):
+    """The last CE mark of its scope, then only other hosts' traffic: the replay's end judges it when the
+    capture goes on past cnp_delay after it, and leaves it when the capture ends sooner."""
+    other = [(t, data(0x170, psn, src="192.0.2.7", dst="192.0.2.8")) for psn, t in enumerate((30, 100))]
+    frames_at = [(0, data(0x160, 1, ecn=CE))] + other
+    r = at(frames_at, "cnp_delay=50us", tmp_path=tmp_path)
+    assert nonzero_rules(r) == {"ecn_ce": 1, "ce_unanswered": 1}
+    assert flow_rules(r, A, 0x160) == {"ecn_ce": 1, "ce_unanswered": 1}
+    assert nonzero_rules(at(frames_at[:2], "cnp_delay=50us", tmp_path=tmp_path)) == {"ecn_ce": 1}
+    # answered in time, nothing is owed at the end
+    r = at(sorted(frames_at + [(5, cnp(0x999))], key=lambda x: x[0]), "cnp_delay=50us", tmp_path=tmp_path)
+    assert nonzero_rules(r) == {"ecn_ce": 1, "cnp": 1}
+
+
+def read_frames(cnp_qp=None):
+    """A's READ to b 0x180, its response CE-marked, more traffic; the requester A is the notification
+    point, and its CNP, if any, names the responder's QP 5 us after the mark."""
+    frames_at = [(0, read_req(0x180, 10)), (1, ack(0x280, 10, ecn=CE, opc=0x10)),
+                 (100, read_req(0x180, 11)), (101, ack(0x280, 11, opc=0x10)),
+                 (200, data(0x180, 12)), (201, ack(0x280, 12))]
+    if cnp_qp is not None:
+        frames_at.insert(2, (6, cnp(cnp_qp, src=A, dst=B)))
+    return frames_at
+
+
+def test_ce_on_read_responses(tmp_path):
+    r = at(read_frames(), "cnp_delay=50us", tmp_path=tmp_path)
+    assert nonzero_rules(r) == {"ecn_ce": 1, "ce_unanswered": 1}
+    # by the READ at 100 us, the first frame past cnp_delay of the scope of the responder's QP
+    assert flow_rules(r, A, 0x180) == {"ce_unanswered": 1}
+    r = at(read_frames(0x180), "cnp_delay=50us", tmp_path=tmp_path)
+    assert nonzero_rules(r) == {"ecn_ce": 1, "cnp": 1} and r["latency"]["ce_cnp"]["count"] == 1
+    # the response answers A's requests to 0x180: a CNP naming another QP of B is not its answer
+    r = at(read_frames(0x181), "cnp_delay=50us", tmp_path=tmp_path)
+    assert nonzero_rules(r) == {"ecn_ce": 1, "cnp": 1, "ce_unanswered": 1}
+    # nor is one from B, the responder
+    r = at(sorted(read_frames() + [(6, cnp(0x280))], key=lambda x: x[0]), "cnp_delay=50us", tmp_path=tmp_path)
+    assert r["rules"]["ce_unanswered"] == 1
+
+
+def test_ce_on_ud_requests_waits_for_a_cnp_to_its_source_qp(tmp_path):
+    """A UD SEND names its sender's QP in its DETH: the CNP must name that QP."""
+    def frames(answer):
+        out = [(0, ud(0x190, 0x77, ecn=CE)), (100, ud(0x190, 0x77)), (200, ud(0x190, 0x77))]
+        return sorted(out + ([(5, answer)] if answer else []), key=lambda x: x[0])
+    assert nonzero_rules(at(frames(None), "cnp_delay=50us", tmp_path=tmp_path)) == \
+        {"ecn_ce": 1, "ce_unanswered": 1}
+    assert nonzero_rules(at(frames(cnp(0x77)), "cnp_delay=50us", tmp_path=tmp_path)) == {"ecn_ce": 1, "cnp": 1}
+    assert nonzero_rules(at(frames(cnp(0x78)), "cnp_delay=50us", tmp_path=tmp_path)) == \
+        {"ecn_ce": 1, "cnp": 1, "ce_unanswered": 1}
+
+
+def test_ce_on_dc_requests_waits_for_a_cnp_to_the_dci(tmp_path):
+    """mlx5 DC: the DCI is the sender's QP (the DC header's), the QP its ACKs go back to."""
+    def write(psn, ecn=ECT0):
+        return dc(0x4A, DCT, psn, reth(8) + bytes(8), src=A, dst=B, tos=tos(26, ecn))
+
+    def frames(answer):
+        out = [(0, write(1, CE)), (100, write(2)), (200, write(3))]
+        return sorted(out + ([(5, answer)] if answer else []), key=lambda x: x[0])
+    assert nonzero_rules(at(frames(None), "cnp_delay=50us", tmp_path=tmp_path)) == \
+        {"ecn_ce": 1, "ce_unanswered": 1}
+    assert nonzero_rules(at(frames(cnp(DCI)), "cnp_delay=50us", tmp_path=tmp_path)) == {"ecn_ce": 1, "cnp": 1}
+    assert nonzero_rules(at(frames(cnp(DCT)), "cnp_delay=50us", tmp_path=tmp_path)) == \
+        {"ecn_ce": 1, "cnp": 1, "ce_unanswered": 1}
+
+
+def test_ce_marked_acks_and_mads_are_not_judged(tmp_path):
+    """An ACK is no data an NP answers; a CM MAD on QP1 travels outside the data's class."""
+    frames_at = [(0, ack(0x180, 1, ecn=CE)), (200, ack(0x180, 2, ecn=CE)), (300, ack(0x180, 3))]
+    r = at(frames_at, "cnp_delay=50us", tmp_path=tmp_path)
+    assert nonzero_rules(r) == {"ecn_ce": 2}
+    frames_at = [(0, mad(ecn=CE)), (200, mad(ecn=CE)), (300, data(0x160, 1))]
+    assert at(frames_at, "cnp_delay=50us", tmp_path=tmp_path)["rules"]["ce_unanswered"] == 0
 
 
 # --- the sender's reaction --------------------------------------------------------------------

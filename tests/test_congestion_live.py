@@ -50,7 +50,8 @@ def sequence():
         (cnp(0x601, dscp=0), 0),  # cnp_dscp
         (cnp(0x601), 0.3),  # right after the last one to the same QP: cnp_gap
         (data(0x505, 2, ecn=CE), 0.3),  # past the window the last CNP covers: waits
-        (data(0x505, 3, ecn=CE), 0),  # 0.3 s on, none came: ce_unanswered
+        (data(0x505, 3, ecn=CE), 0),  # 0.3 s on, none came: ce_unanswered; none comes for it either: the sweep
+        # counts it once cnp_delay has passed
         (roce.pfc({3: 1000}), 0), (roce.pfc({3: 0}), 0), (roce.pfc({5: 50}), 0),
     ]
 
@@ -115,7 +116,7 @@ def test_live_congestion_and_qos(netns, tmp_path, mode):
     try:
         send_paced(netns, tmp_path, seq)
         deadline = time.monotonic() + 10
-        while (st := stats(netns))["roce"] < 10 or st["pfc_frames"] < 3:
+        while (st := stats(netns))["roce"] < 10 or st["pfc_frames"] < 3 or st["rules"]["ce_unanswered"] < 2:
             assert time.monotonic() < deadline, st
             time.sleep(0.2)
         status = json.loads(run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)[0]
@@ -124,7 +125,7 @@ def test_live_congestion_and_qos(netns, tmp_path, mode):
         run("detach", netns.if_rx, netns=netns.rx)
     assert st["roce"] == 10
     assert nonzero_rules(st) == {"pcp": 1, "dscp": 1, "not_ect": 1, "cnp_dscp": 1, "cnp_gap": 1, "cnp": 3,
-                                 "ecn_ce": 3, "ce_unanswered": 1}
+                                 "ecn_ce": 3, "ce_unanswered": 2}
     assert st["latency"]["ce_cnp"]["count"] == 1
     # the answer is the CNP sent right after the CE frame, not one 0.3 s on (a bucket of 2^29 ns or
     # more): a loaded machine may hold the sender for milliseconds between the two, never 134
@@ -135,7 +136,7 @@ def test_live_congestion_and_qos(netns, tmp_path, mode):
     assert paused == {3: (2, 1, 1, 1000, 5120), 5: (1, 1, 0, 50, 256)}
     assert {k: status["settings"][k] for k in ("cnp_gap", "cnp_delay", "cnp_reaction", "dscp", "ect")} == \
         {"cnp_gap": "20ms", "cnp_delay": "100ms", "cnp_reaction": "0", "dscp": "26", "ect": "required"}
-    assert "  congestion: cnp 3, ecn_ce 3, ce_unanswered 1, cnp_gap 1, pfc frames 3\n" in top
+    assert "  congestion: cnp 3, ecn_ce 3, ce_unanswered 2, cnp_gap 1, pfc frames 3\n" in top
     assert "  pfc priority 3: 2 frames, 1 xoff, 1 xon, 1000 quanta (5.1 us paused at 100000 Mb/s)\n" in top
     assert "  ce_cnp latency: 1 answers, p50 <= " in top
 
@@ -174,6 +175,29 @@ def test_live_pcp_of_a_stripped_tag(netns, tmp_path, mode):
     assert (status["mode"], status["pcp_source"]) == (mode, source)
     assert "\n  pcp          " + {"rx_metadata": "rx metadata", "frame_tag": "frame tag",
                                   "skb_tag": "skb tag"}[source] in text
+
+
+@pytest.mark.parametrize("mode", ["native", "tc"])
+def test_live_a_quiet_flow_is_judged_by_the_sweep(netns, tmp_path, mode):
+    """A CE-marked request, then nothing more on its QPs nor between its hosts: no frame judges it, the
+    timer that sweeps the reorder windows does once cnp_delay has passed.  A mark from another host its
+    CNP answers at once owes nothing."""
+    other = "192.0.2.5"
+    seq = [(data(0x530, 1, ecn=CE), 0), (data(0x531, 1, ecn=CE, src=other), 0), (cnp(0x631, dst=other), 0)]
+    run("attach", netns.if_rx, "--mode", mode, "cnp_delay=100ms", netns=netns.rx, check=True)
+    try:
+        send_paced(netns, tmp_path, seq)
+        start = time.monotonic()
+        while (st := stats(netns))["rules"]["ce_unanswered"] < 1:
+            assert time.monotonic() - start < 10, st
+            time.sleep(0.05)
+        # the sweep passes every 10 ms: a second pass must not count it again
+        time.sleep(0.5)
+        st = stats(netns)
+    finally:
+        run("detach", netns.if_rx, netns=netns.rx)
+    assert nonzero_rules(st) == {"ecn_ce": 2, "cnp": 1, "ce_unanswered": 1}
+    assert st["latency"]["ce_cnp"]["count"] == 1
 
 
 def test_live_settings_change_without_a_reload(netns, tmp_path):

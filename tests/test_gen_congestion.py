@@ -103,6 +103,25 @@ def test_scapy_sees_the_traffic_classes(tmp_path):
                             ("cnp", 0, 0)}
 
 
+def test_ce_unanswered_marks_every_kind_an_np_answers(tmp_path):
+    """RC and UC requests, UD SENDs and READ responses (whose CNP goes from the requester to the
+    responder's QP): each mark counted once, and each late CNP its answer (the ce_cnp samples)."""
+    path, s = gen(tmp_path, "--seed", "48", "--count", "4000", "-f", "mixed", "--ce-unanswered", "5%")
+    n = s["injected"]["ce_unanswered"]
+    kinds = {}
+    for p in rdpcap(str(path)):
+        ip = p[IP] if IP in p else p[IPv6]
+        if (ip.tos if IP in p else ip.tc) & 3 != 3:
+            continue
+        op = bytes(p[UDP].payload)[0]
+        kind = "ud" if op >> 5 == 3 else "read_response" if 0x0D <= op & 0x1F <= 0x10 else "request"
+        kinds[kind] = kinds.get(kind, 0) + 1
+    assert set(kinds) == {"request", "read_response", "ud"} and sum(kinds.values()) == n, kinds
+    r = replay_json(path, *with_settings(s))
+    assert_agrees(s, r)
+    assert r["rules"]["ce_unanswered"] == n and r["latency"]["ce_cnp"]["count"] == n
+
+
 def test_the_summary_hides_the_congestion_faults_unless_asked(tmp_path):
     _, s = gen(tmp_path, "--seed", "46", "--count", "500")
     assert not {"dscp", "cnp_dscp", "not_ect", "cnp_burst", "ce_unanswered", "pfc"} & set(s["injected"])

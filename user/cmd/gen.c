@@ -649,11 +649,12 @@ static const struct cmd_opt gen_opts[] = {
 	  .help = "a CNP sent twice, a microsecond apart (CNPs of the\n"
 		  "traffic closer than 4 us to their QP's last count too) -> cnp_gap" },
 	{ FAULT("ce-unanswered", CE_UNANSWERED),
-	  .help = "an RC/UC request CE-marked, then 51 us later a CNP\n"
-		  "to its sender (also ecn_ce, cnp); only where no CNP\n"
-		  "to its host came in the 50 us before, as that one\n"
-		  "would answer it; --mutate-variant then marks no\n"
-		  "request CE                                        -> ce_unanswered" },
+	  .help = "an RC/UC/UD request or a READ response CE-marked,\n"
+		  "then 51 us later a CNP to its sender (also ecn_ce,\n"
+		  "cnp); only where no CNP to its host came in the\n"
+		  "50 us before, as that one would answer it; with\n"
+		  "any congestion fault --mutate-variant marks none\n"
+		  "of those CE                                       -> ce_unanswered" },
 	{ FAULT("pfc", PFC),
 	  .help = "adds a PFC pause frame before the frame: 1 to 3 of\n"
 		  "the 8 priorities, a quarter of them resumed (XON);\n"

@@ -24,7 +24,7 @@ bool gen_cc_fault(int f)
 
 /*
  * A CE mark waits for its CNP unless one from its destination to its
- * sender came within the window a CNP covers (the longer of cnp_gap and
+ * sender (a READ response's: its responder) came within the window a CNP covers (the longer of cnp_gap and
  * cnp_delay): then none is owed, and nothing would be counted.
  */
 static bool ce_owes_a_cnp(const struct gen *g, const struct conn *c, const struct desc *d)
@@ -35,10 +35,25 @@ static bool ce_owes_a_cnp(const struct gen *g, const struct conn *c, const struc
 	return !last || g->now_ns - (last - 1) >= covered;
 }
 
+/*
+ * Whether the receiver, as a notification point, answers a CE mark on d
+ * with a CNP to d's sender: requests of RC, UC and UD (but CM MADs), and
+ * READ responses, whose sender is the responder.
+ */
+bool gen_cc_np_answers(const struct desc *d)
+{
+	unsigned int transport = d->opcode >> 5;
+
+	if (d->flags & DF_CM)
+		return false;
+	if ((d->flags & DF_REQUEST) || transport == ROCE_TR_UD)
+		return true;
+	return transport == ROCE_TR_RC && roce_ops[d->opcode & 0x1F].family == FAM_READ_RESP;
+}
+
 bool gen_cc_eligible(const struct gen *g, const struct conn *c, const struct desc *d, int f)
 {
 	bool cnp = d->opcode == ROCE_OPCODE_CNP;
-	unsigned int transport = d->opcode >> 5;
 
 	switch (f) {
 	case F_DSCP:
@@ -48,9 +63,7 @@ bool gen_cc_eligible(const struct gen *g, const struct conn *c, const struct des
 	case F_CNP_BURST:
 		return cnp;
 	case F_CE_UNANSWERED:
-		/* the requests an NP answers with CNPs: RC's and UC's */
-		return (d->flags & DF_REQUEST) && (transport == ROCE_TR_RC || transport == ROCE_TR_UC) &&
-		       ce_owes_a_cnp(g, c, d);
+		return gen_cc_np_answers(d) && ce_owes_a_cnp(g, c, d);
 	case F_PFC:
 		return true;
 	}
@@ -118,7 +131,8 @@ int gen_cc_after(struct gen *g, struct gen_out *o, struct conn *c, const struct 
 	}
 	if (f != F_CE_UNANSWERED)
 		return 0;
-	/* the NP answers, but a microsecond past cnp_delay: ce_unanswered, counted on that CNP */
+	/* the NP (a READ response's requester) answers, but a microsecond past cnp_delay: ce_unanswered,
+	 * counted on that CNP */
 	gen_out_wait(o, GEN_CNP_DELAY_NS + 1000);
 	return send_cnp(g, o, c, !d->side);
 }

@@ -264,7 +264,7 @@ static void flip_invariant(uint8_t *fr, const struct pkt_layout *lay, uint8_t op
 	}
 }
 
-/* ce: a CE mark may be made (not on a CNP, nor where --ce-unanswered predicts the CE marks alone). */
+/* ce: a CE mark may be made (not on a CNP, nor where a CNP would be owed, see damage()). */
 static enum mutation mutate_variant(uint8_t *fr, const struct pkt_layout *lay, bool cnp, bool ce, uint64_t *rng)
 {
 	enum mutation cand[M__COUNT];
@@ -563,8 +563,8 @@ static void damage(struct gen *g, const struct conn *c, const struct desc *d, ui
 		break;
 	case F_MUTATE: {
 		bool cnp = d->opcode == ROCE_OPCODE_CNP;
-		/* a CE-marked request owes a CNP, which --ce-unanswered's predictions count alone */
-		bool ce = !(g->rate[F_CE_UNANSWERED] && (d->flags & DF_REQUEST));
+		/* under the congestion settings a CE mark an NP answers owes a CNP: --ce-unanswered makes them alone */
+		bool ce = !(g->qos && gen_cc_np_answers(d));
 		enum mutation m = mutate_variant(frame, lay, cnp, ce, &g->fault_rng);
 
 		g->mutated[m]++;

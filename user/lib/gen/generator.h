@@ -286,6 +286,7 @@ int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc
 /* congestion.c: the traffic-class, pacing, CE and PFC faults */
 bool gen_cc_fault(int f);
 bool gen_cc_eligible(const struct gen *g, const struct conn *c, const struct desc *d, int f);
+bool gen_cc_np_answers(const struct desc *d);
 /* The frame's traffic class as fault f wants it (spec->tos). */
 void gen_cc_spec(int f, struct pkt_spec *s);
 /* A CNP about to be written: counted, and judged against the last to its QP. */

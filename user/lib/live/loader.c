@@ -55,8 +55,10 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 	bpf_map__set_max_entries(skel->maps.cm_ends, 2 * flow_entries);
 	/* a request flow holds one hint at a time (its current PSN window) */
 	bpf_map__set_max_entries(skel->maps.req_hints, flow_entries);
-	/* congestion (roceval_cc.h): a rate record a flow slot at most, scopes and pairs for a quarter of the flows */
+	/* congestion (roceval_cc.h): a rate record and a waiting scope a flow slot at most, scopes and pairs for a
+	 * quarter of the flows */
 	bpf_map__set_max_entries(skel->maps.cc_rate, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.cc_waits, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.cc_scopes, flow_entries / 4 > 256 ? flow_entries / 4 : 256);
 	bpf_map__set_max_entries(skel->maps.cc_pairs, flow_entries / 4 > 256 ? flow_entries / 4 : 256);
 	skel->rodata->conn_capacity = flow_entries;
