@@ -252,17 +252,33 @@ struct roceval_flow_space {
  * broken were the run lost.  Requests that filled holes
  * are not judged at once: the request after them tells whether they were
  * reordered or the first of a go-back (the NAK unseen).
+ *
+ * Each hole ages from when it opened.  A request ahead opens holes newer
+ * than every hole open, so the holes' ages follow their PSNs: the window
+ * keeps two, that of its oldest holes (old_ns) and that of the holes at
+ * bits 0 .. young_top, opened by later requests.  A request that jumps
+ * while both are open joins the young ones at their age, which is older
+ * than its own: a hole is never taken for younger than it is.
  */
 #define ROCEVAL_WINDOW_WORDS 2
+#define ROCEVAL_WINDOW_ONE_AGE 0xFF /* young_top: every hole open opened at old_ns */
+#define ROCEVAL_WINDOW_TIME_SHIFT 10 /* young_t, fill_t: ns >> 10 after old_ns */
 struct roceval_flow_window {
 	__u64 missing[ROCEVAL_WINDOW_WORDS];
 	__u64 seq[ROCEVAL_WINDOW_WORDS];
-	__u64 jump_ns;	  /* when the last hole opened (frame time) */
-	__u64 fill_ns;	  /* when the last fill came */
+	__u64 old_ns;	  /* when the oldest holes open opened (frame time) */
+	__u32 young_t;	  /* when those at bits 0 .. young_top did, after old_ns */
+	__u32 fill_t;	  /* when the last fill came, after old_ns */
 	__u32 fill_from;  /* the fills awaiting their verdict: the first's PSN */
 	__u32 fill_next;  /* and the PSN after the last */
+#ifdef __bpf__
+	struct bpf_spin_lock lock; /* the live sweep settles windows from another CPU */
+#else
+	__u32 lock;
+#endif
 	__u16 fills;	  /* how many: 0 for none */
-	__u8 pad[6];
+	__u8 young_top;	  /* ROCEVAL_WINDOW_ONE_AGE: none younger */
+	__u8 pad;
 } __attribute__((aligned(64)));
 
 _Static_assert(ROCEVAL_REORDER_MAX < 64 * ROCEVAL_WINDOW_WORDS, "the window's bitmaps hold the bit past it");
