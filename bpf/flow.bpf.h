@@ -486,7 +486,7 @@ static __always_inline void request_retx(struct roceval_scratch *s, struct rocev
 		retx_resent(s, cnt, f);
 		return;
 	}
-	retx_sent(s, f, op->family == FAM_READ_REQ);
+	retx_sent(s, cnt, f, op->family == FAM_READ_REQ);
 	if (f->hint_window != ANSWER_WINDOW(fi->psn))
 		answer_hint(fi, f);
 }

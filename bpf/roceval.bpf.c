@@ -425,18 +425,24 @@ int roceval_replay(struct xdp_md *ctx)
 
 static long replay_end_flow(__u64 i, void *ctx)
 {
-	__u32 slot = i;
+	__u32 slot = i, zero = 0;
 	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 
-	if (f && f->packets && (f->req.state & SPACE_WINDOW))
+	if (!f || !f->packets)
+		return 0;
+	if (f->req.state & SPACE_WINDOW)
 		roceval_reorder_settle_all(slot);
+	if (cnt)
+		retx_go_back_skipped(cnt, f);
 	return 0;
 }
 
 /*
  * The end of a replay (run once after its last batch): no request can fill
  * a hole any more, so every hole still open in a reorder window is a
- * psn_gap and every request awaiting its verdict was reordered.
+ * psn_gap and every request awaiting its verdict was reordered; a go-back
+ * that started past its NAK's PSN and never resent it skipped it.
  */
 SEC("xdp")
 int roceval_replay_end(struct xdp_md *ctx)

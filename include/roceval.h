@@ -299,6 +299,7 @@ _Static_assert(sizeof(struct roceval_flow_window) == 64, "a window is one cache 
 #define ROCEVAL_NAK_RNR 0x80	/* nak_rnr: an RNR NAK, its timer code in the low 5 bits */
 #define ROCEVAL_NAK_UNTIMED 0x40 /* nak_rnr: the NAK had no time (see frame_clock) */
 #define ROCEVAL_RETX_AFTER_NAK 0x40000000u /* retx_from: the episode followed a NAK */
+#define ROCEVAL_RETX_LATE_SHIFT 24 /* retx_nak, no longer HELD: how far past the NAK's PSN its go-back started */
 
 struct roceval_retx_slot {
 	__u32 psn_bits; /* PSN | ROCEVAL_RETX_* */
@@ -345,7 +346,8 @@ struct roceval_flow {
 	__u8 nak_rnr;	    /* the last NAK to these requests: ROCEVAL_NAK_* | an RNR NAK's timer code */
 	__u8 misses;	    /* responses in miss_window whose requests were not found, in a row */
 	__u32 retx_missing; /* first request PSN missing since a psn_gap | ROCEVAL_RETX_HELD */
-	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent */
+	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent; then, */
+			    /* while a go-back that started past it awaits it, | how far << ROCEVAL_RETX_LATE_SHIFT */
 	__u32 retx_from;    /* the last episode's first PSN | ROCEVAL_RETX_HELD | ROCEVAL_RETX_AFTER_NAK */
 	__u32 nak_t;	    /* when that NAK was seen, ns >> ROCEVAL_LAT_TIME_SHIFT */
 	__u16 hint_window;  /* the PSN window last put in the hints for these requests | 0x8000 */
