@@ -18,7 +18,7 @@
  * trace does not sample it; flow_evicted is counted the same way.
  *
  * In order, a flow never reaches its window: the hot path pays a test of
- * SPACE_WINDOW.  Responses need no window of their own (flow.bpf.h).
+ * SPACE_WINDOW.  Responses keep bits of their own (flow.bpf.h).
  */
 #ifndef ROCEVAL_REORDER_BPF_H
 #define ROCEVAL_REORDER_BPF_H

@@ -219,6 +219,8 @@ static inline struct roceval_flow_place roceval_flow_place(const struct roceval_
 	return p;
 }
 
+#define ROCEVAL_WINDOW_WORDS 2 /* a window's bitmaps: the PSNs behind the newest, up to reorder_window */
+
 /*
  * Sequence state of one PSN space.  A flow carries the requests of one side
  * and the responses to the other side's requests, so it has two.  Requests:
@@ -238,7 +240,19 @@ struct roceval_flow_space {
 #define SPACE_PSN_VALID 0x02 /* requests: next_psn is known (not after a READ of unknown length) */
 #define SPACE_IN_RETX 0x04   /* requests: a retransmission episode is open, no new request since */
 #define SPACE_WINDOW 0x08    /* requests: the flow's reorder window holds holes or fills to settle */
+#define SPACE_OLD_HOLES 0x10 /* responses: a PSN never seen is further behind than `recent` holds */
 #define SPACE_RECENT_PSNS 16
+
+/*
+ * Responses' PSNs never seen further behind the newest than `recent`
+ * holds, up to reorder_window (resp_holes, one slot a flow, the flow's cold
+ * slot): bit i is PSN next_psn - 2 - SPACE_RECENT_PSNS - i.  Reached only
+ * while one is there (SPACE_OLD_HOLES): responses in order, each PSN
+ * answered, never do; coalesced ACKs, which skip PSNs, do.
+ */
+struct roceval_resp_holes {
+	__u64 missing[ROCEVAL_WINDOW_WORDS];
+};
 
 /*
  * A request flow's reorder window (reorder_window), kept apart from the
@@ -260,7 +274,6 @@ struct roceval_flow_space {
  * while both are open joins the young ones at their age, which is older
  * than its own: a hole is never taken for younger than it is.
  */
-#define ROCEVAL_WINDOW_WORDS 2
 #define ROCEVAL_WINDOW_ONE_AGE 0xFF /* young_top: every hole open opened at old_ns */
 #define ROCEVAL_WINDOW_TIME_SHIFT 10 /* young_t, fill_t: ns >> 10 after old_ns */
 struct roceval_flow_window {

@@ -262,6 +262,24 @@ def test_overtaking_acks(tmp_path):
     assert judge(tmp_path, frames)[0] == {}
 
 
+def test_acks_overtaken_further_than_16_psns(tmp_path):
+    # ACK 120 overtaken by the 20 after it: reordered, 20 PSNs behind; one seen, 20 behind, again: not
+    acks = [resp("ACKNOWLEDGE", 100 + i, msn=i) for i in range(41) if i != 20]
+    frames = acks + [resp("ACKNOWLEDGE", 120, msn=20), resp("ACKNOWLEDGE", 121, msn=40)]
+    got, r = judge(tmp_path, frames)
+    assert got == {"psn_reorder": 1}
+    assert r["reorder"]["buckets"] == [{"le_psns": 32, "count": 1}] and r["reorder"]["sum_psns"] == 20
+    # further than reorder_window: judged as it comes, an MSN gone back
+    assert judge(tmp_path, frames, "--set", "reorder_window=16")[0] == {"msn_regress": 1}
+    # coalesced, one every 4 PSNs: 160 overtaken by 164 .. 200, 40 behind; 120 and 122 (never
+    # acknowledged, within the window) repeated or late
+    acks = [resp("ACKNOWLEDGE", 100 + 4 * i, msn=i) for i in range(26) if i != 15]
+    frames = acks + [resp("ACKNOWLEDGE", 160, msn=15), resp("ACKNOWLEDGE", 120, msn=25),
+                     resp("ACKNOWLEDGE", 122, msn=5)]
+    got, r = judge(tmp_path, frames)
+    assert got == {"psn_reorder": 2} and r["reorder"]["sum_psns"] == 40 + 78
+
+
 def reuse(first_psn=0x9F931B, second_psn=0x123456, wrong=False):
     """Two CM connections on the same QPNs one after the other, each closed by DREQ/DREP."""
     one = cm_mad.Conn(a_psn=first_psn, b_psn=first_psn + 0x1000)
