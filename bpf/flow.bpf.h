@@ -20,6 +20,51 @@
 #include "frame.bpf.h"
 #include "reorder.bpf.h"
 
+/*
+ * In the set that has taken fewer flows, in its oldest slot.  Two CPUs
+ * creating flows in one set at once take different slots (the atomic
+ * count); two creating the same flow leave it in two slots, of which
+ * lookups find the first and the other ages out.
+ */
+static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *s,
+							struct roceval_counters *cnt)
+{
+	struct roceval_flow_place p = roceval_flow_place(&s->fi.key, flow_seed, flow_set_count);
+	struct roceval_flow_set *a = bpf_map_lookup_elem(&flow_sets, &p.set[0]);
+	struct roceval_flow_set *b = bpf_map_lookup_elem(&flow_sets, &p.set[1]);
+	struct roceval_flow_cold *cold;
+	struct roceval_flow *f;
+	__u32 si = p.set[0], w, slot;
+
+	if (!a || !b)
+		return 0;
+	if (b->created < a->created) {
+		a = b;
+		si = p.set[1];
+	}
+	w = __sync_fetch_and_add(&a->created, 1) % ROCEVAL_FLOW_WAYS;
+	slot = si * ROCEVAL_FLOW_WAYS + w;
+	f = bpf_map_lookup_elem(&flows, &slot);
+	cold = bpf_map_lookup_elem(&flow_cold, &slot);
+	if (!f || !cold)
+		return 0;
+	/* Counted on the totals only: the eviction is not the new flow's doing. */
+	if (a->tag[w]) {
+		cnt->rule[RULE_FLOW_EVICTED]++;
+		/* what its reorder window held is settled: its holes were lost, as far as anyone will know */
+		if (f->req.state & SPACE_WINDOW)
+			roceval_reorder_settle_all(slot);
+	}
+	/* unfindable while it changes hands */
+	a->tag[w] = 0;
+	__builtin_memset(cold, 0, sizeof(*cold));
+	__builtin_memset(f, 0, sizeof(*f));
+	f->key = s->fi.key;
+	f->cold = slot;
+	a->tag[w] = p.tag;
+	return f;
+}
+
 /* PSNs a request consumes: a READ one per response packet it asks for. 0 = cannot tell yet. */
 static __always_inline __u32 psns_consumed(const struct frame_info *fi, const struct roce_op *op,
 					   __u32 pmtu)
