@@ -440,19 +440,20 @@ static __always_inline void response_holes_set(struct roceval_flow *f, struct ro
 }
 
 /*
- * The newest response moved d PSNs on: what `recent` (as it was) held
- * never seen, and the PSNs jumped over, that are now further behind than
- * it holds join the older holes, kept up to `win` behind.  Not inlined:
- * only responses past PSNs never seen come here.
+ * The newest response of the flow in `slot` moved d PSNs on: what `recent`
+ * (as it was) held never seen, and the PSNs jumped over, that are now
+ * further behind than it holds join the older holes, kept up to `win`
+ * behind.  Global, so verified once: only responses past PSNs never seen
+ * come here.
  */
-static __noinline void response_holes_on(struct roceval_flow *f, __u32 d, __u32 recent, __u32 win)
+__noinline int roceval_resp_holes_on(__u32 slot, __u32 d, __u32 recent, __u32 win)
 {
-	__u32 slot = f->cold;
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
 	struct roceval_resp_holes *h = bpf_map_lookup_elem(&resp_holes, &slot);
 	struct bits m = {}, out = { ~recent & 0xFFFF, 0 };
 
-	if (!h)
-		return;
+	if (!f || !h)
+		return 0;
 	if (f->resp.state & SPACE_OLD_HOLES)
 		m = (struct bits){ h->missing[0], h->missing[1] };
 	/* recent's bit i is now i + 1 + d behind: bit i + d - 16 here */
@@ -463,6 +464,7 @@ static __noinline void response_holes_on(struct roceval_flow *f, __u32 d, __u32 
 	if (d > SPACE_RECENT_PSNS + 1)
 		m = bits_or(m, bits_below(d - SPACE_RECENT_PSNS - 1));
 	response_holes_set(f, h, bits_and(m, bits_below(win - SPACE_RECENT_PSNS)));
+	return 0;
 }
 
 /* Whether the response d PSNs behind the newest (further than `recent` holds) is one never seen, seen now. */
@@ -485,26 +487,30 @@ static __always_inline bool response_hole_filled(struct roceval_flow *f, __u32 d
 }
 
 /*
- * A response d PSNs behind the newest, within the window: reordered when
- * its PSN was never seen, and seen from now on.  Not inlined: rare, and
- * the frame's code stays small.
+ * The frame's response, of the flow in `slot`, d PSNs behind the newest
+ * within the window: reordered when its PSN was never seen, and seen from
+ * now on.  Global, so verified once: rare, and the frame's code stays small.
  */
-static __noinline void response_behind(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f,
-				       __u32 d)
+__noinline int roceval_resp_behind(__u32 slot, __u32 d)
 {
-	struct roceval_flow_space *sp = &f->resp;
-	__u32 bit = 1u << ((d - 1) & (SPACE_RECENT_PSNS - 1));
+	__u32 zero = 0, bit = 1u << ((d - 1) & (SPACE_RECENT_PSNS - 1));
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
 
+	if (!s || !cnt || !f)
+		return 0;
 	if (d <= SPACE_RECENT_PSNS) {
-		if (sp->recent & bit)
-			return;
-		sp->recent |= bit;
+		if (f->resp.recent & bit)
+			return 0;
+		f->resp.recent |= bit;
 	} else if (!response_hole_filled(f, d)) {
-		return;
+		return 0;
 	}
 	violate(s, cnt, RULE_PSN_REORDER);
 	cnt->reorder[roceval_reorder_bucket(d)]++;
 	cnt->reorder_sum += d;
+	return 0;
 }
 
 /*
@@ -533,13 +539,13 @@ static __always_inline int response_place(struct roceval_scratch *s, struct roce
 		if (win > SPACE_RECENT_PSNS &&
 		    ((sp->state & SPACE_OLD_HOLES) || d > SPACE_RECENT_PSNS + 1 ||
 		     (~recent & 0xFFFF) >> (d < SPACE_RECENT_PSNS ? SPACE_RECENT_PSNS - d : 0)))
-			response_holes_on(f, d, recent, win);
+			roceval_resp_holes_on(f->cold, d, recent, win);
 		return win && d > 1 ? RESP_JUMPED : RESP_IN_ORDER;
 	}
 	d = (newest - psn) & ROCE_PSN_MASK;
 	if (!win || d > win)
 		return RESP_IN_ORDER;
-	response_behind(s, cnt, f, d);
+	roceval_resp_behind(f->cold, d);
 	return RESP_BEHIND;
 }
 

@@ -156,35 +156,52 @@ static __always_inline __u32 retx_go_back_awaited(const struct roceval_flow *f)
 	return (f->retx_nak & ROCEVAL_RETX_HELD) ? 0 : f->retx_nak >> ROCEVAL_RETX_LATE_SHIFT;
 }
 
-/* The NAK's PSN never came back before new requests (or another NAK): the go-back skipped it. */
-static __always_inline void retx_go_back_skipped(struct roceval_counters *cnt, struct roceval_flow *f)
+/*
+ * The NAK's PSN awaited by the flow in `slot` never came back before new
+ * requests, another NAK or the replay's end: the go-back skipped it.
+ * Global, so verified once, not in every path of a new request's frame.
+ */
+__noinline int roceval_go_back_skipped(__u32 slot)
 {
-	if (!retx_go_back_awaited(f))
-		return;
+	__u32 zero = 0;
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+
+	if (!cnt || !f || !retx_go_back_awaited(f))
+		return 0;
 	f->retx_nak = 0;
 	flow_settled(cnt, f, RULE_GO_BACK_LATE, 1, true);
+	return 0;
 }
 
 /*
- * A retransmission while the NAK's PSN is awaited: that PSN is the go-back
- * reordered, its start after all; one further past it than reorder_window
- * leaves it skipped.
+ * A retransmission (at `psn`) while the flow in `slot` awaits the NAK's
+ * PSN: that PSN is the go-back reordered, its start after all; one further
+ * past it than reorder_window leaves it skipped.  Global, so verified once.
  */
-static __always_inline void retx_go_back_reordered(struct roceval_counters *cnt, struct roceval_flow *f, __u32 psn,
-						   __u32 win)
+__noinline int roceval_go_back_resent(__u32 slot, __u32 psn)
 {
-	__u32 from = f->retx_nak & ROCE_PSN_MASK, d = retx_go_back_awaited(f), past = (psn - from) & ROCE_PSN_MASK;
+	__u32 zero = 0, from, d, past;
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
 
+	if (!cnt || !cfg || !f)
+		return 0;
+	from = f->retx_nak & ROCE_PSN_MASK;
+	d = retx_go_back_awaited(f);
+	past = (psn - from) & ROCE_PSN_MASK;
 	if (psn == from) {
 		f->retx_nak = 0;
 		f->retx_from = from | ROCEVAL_RETX_HELD | ROCEVAL_RETX_AFTER_NAK;
 		reorder_count(cnt, f, d, 1);
 	} else if (past > d && past < ROCE_PSN_WINDOW) {
-		if (past > win)
-			retx_go_back_skipped(cnt, f);
+		if (past > reorder_win(cfg))
+			roceval_go_back_skipped(slot);
 		else
 			f->retx_nak = from | past << ROCEVAL_RETX_LATE_SHIFT;
 	}
+	return 0;
 }
 
 /*
@@ -207,7 +224,7 @@ static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_c
 		return;
 	if (seq_err && gap && fi->psn != missing)
 		violate(s, cnt, RULE_NAK_PSN_WRONG);
-	retx_go_back_skipped(cnt, r);
+	roceval_go_back_skipped(r->cold);
 	r->retx_nak = fi->psn | ROCEVAL_RETX_HELD;
 	r->nak_t = s->now_t;
 	r->nak_rnr = (seq_err ? 0 : ROCEVAL_NAK_RNR | ((fi->aeth >> 24) & 0x1F)) | (s->timed ? 0 : ROCEVAL_NAK_UNTIMED);
@@ -361,7 +378,7 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 	if (!(f->req.state & SPACE_IN_RETX))
 		retx_episode(s, cnt, f, held, late ? s->goback & ROCE_PSN_MASK : fi->psn, late, win);
 	else if (retx_go_back_awaited(f))
-		retx_go_back_reordered(cnt, f, fi->psn, win);
+		roceval_go_back_resent(f->cold, fi->psn);
 	/* a trace sample of it says which episode it belongs to */
 	fi->retx_from = f->retx_from;
 	if ((f->retx_missing & ROCEVAL_RETX_HELD) && fi->psn == (f->retx_missing & ROCE_PSN_MASK))
@@ -389,8 +406,8 @@ static __always_inline void retx_sent(const struct roceval_scratch *s, struct ro
 	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
 	__u32 bits = fi->psn | (s->timed ? ROCEVAL_RETX_TIMED | ROCEVAL_RETX_WAITING : 0) | (read ? ROCEVAL_RETX_READ : 0);
 
-	if (__builtin_expect(f->req.state & SPACE_IN_RETX, 0))
-		retx_go_back_skipped(cnt, f);
+	if (__builtin_expect(f->req.state & SPACE_IN_RETX, 0) && retx_go_back_awaited(f))
+		roceval_go_back_skipped(f->cold);
 	f->req.state &= ~SPACE_IN_RETX;
 	if (fi->icrc_known)
 		bits |= ROCEVAL_RETX_HELD | (fi->ackreq ? ROCEVAL_RETX_ACKREQ : 0);

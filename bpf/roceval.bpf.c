@@ -425,16 +425,15 @@ int roceval_replay(struct xdp_md *ctx)
 
 static long replay_end_flow(__u64 i, void *ctx)
 {
-	__u32 slot = i, zero = 0;
+	__u32 slot = i;
 	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 
 	if (!f || !f->packets)
 		return 0;
 	if (f->req.state & SPACE_WINDOW)
 		roceval_reorder_settle_all(slot);
-	if (cnt)
-		retx_go_back_skipped(cnt, f);
+	if (retx_go_back_awaited(f))
+		roceval_go_back_skipped(slot);
 	return 0;
 }
 
