@@ -560,7 +560,8 @@ static __always_inline void response_judge(struct roceval_scratch *s, struct roc
 	if (!(sp->state & SPACE_SEEN)) {
 		space_learn(sp, op);
 		sp->next_psn = (s->fi.psn + 1) & ROCE_PSN_MASK;
-		sp->recent = 0;
+		/* what came before the first is not known missing: no hole to keep for it */
+		sp->recent = 0xFFFF;
 	} else {
 		place = response_place(s, cnt, f, reorder_win(cfg));
 		/* READ responses: sequence only; their PSNs follow the other side's READs */

@@ -256,6 +256,9 @@ def test_overtaking_acks(tmp_path):
     assert got == {"psn_reorder": 1}
     assert r["reorder"]["buckets"] == [{"le_psns": 1, "count": 1}]
     assert judge(tmp_path, frames, "--set", "reorder_window=0")[0] == {"msn_regress": 1}
+    # behind the first seen, where the capture began: not known missing, no reordering
+    assert judge(tmp_path, [resp("ACKNOWLEDGE", 11, msn=6), resp("ACKNOWLEDGE", 10, msn=5),
+                            resp("ACKNOWLEDGE", 12, msn=7)])[0] == {}
     # an ACK repeated (a duplicate request's), newest or not, is no reordering
     frames = [resp("ACKNOWLEDGE", 9, msn=4), resp("ACKNOWLEDGE", 11, msn=6), resp("ACKNOWLEDGE", 11, msn=6),
               resp("ACKNOWLEDGE", 9, msn=6), resp("ACKNOWLEDGE", 12, msn=7)]
