@@ -272,6 +272,7 @@ static __always_inline int request_jump(struct roceval_scratch *s, struct roceva
 		if (sequence_broken(sp, op))
 			violate(s, cnt, RULE_OPCODE_SEQUENCE);
 	} else {
+		roceval_reorder_age(f->cold);
 		roceval_reorder_ahead(f->cold, (psn - sp->next_psn) & ROCE_PSN_MASK, n,
 				      sequence_would_break(sp->open_family, op));
 		space_learn(sp, op);

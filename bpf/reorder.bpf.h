@@ -349,26 +349,37 @@ static __always_inline __u64 window_young_ns(const struct roceval_flow_window *w
 	return w->old_ns + ((__u64)w->young_t << ROCEVAL_WINDOW_TIME_SHIFT);
 }
 
+/* The young holes' age becomes the oldest. */
+static __always_inline void window_promote(struct roceval_flow_window *w)
+{
+	w->old_ns = window_young_ns(w);
+	w->fill_t = w->fill_t > w->young_t ? w->fill_t - w->young_t : 0;
+	w->young_top = ROCEVAL_WINDOW_ONE_AGE;
+}
+
 /*
- * The two ages made to fit the holes left: with no older hole open the
- * young ones' age becomes the oldest, and with none of theirs it goes.
+ * The two ages made to fit the holes at bits `from` and older: with no
+ * older hole open the young ones' age becomes the oldest, and with none of
+ * theirs it goes.
  */
-static __always_inline void window_ages(struct reorder_ctx *c)
+static __always_inline void window_ages_from(struct reorder_ctx *c, __u32 from)
 {
 	struct roceval_flow_window *w = c->w;
 	struct bits m, y;
 
 	if (w->young_top == ROCEVAL_WINDOW_ONE_AGE)
 		return;
-	m = bits_and(window_missing(w), bits_below(c->win));
+	m = bits_and(bits_and(window_missing(w), bits_below(c->win)), bits_not(bits_below(from)));
 	y = bits_and(m, bits_below(w->young_top + 1));
-	if (!y.lo && !y.hi) {
+	if (!y.lo && !y.hi)
 		w->young_top = ROCEVAL_WINDOW_ONE_AGE;
-	} else if (y.lo == m.lo && y.hi == m.hi) {
-		w->old_ns = window_young_ns(w);
-		w->fill_t = w->fill_t > w->young_t ? w->fill_t - w->young_t : 0;
-		w->young_top = ROCEVAL_WINDOW_ONE_AGE;
-	}
+	else if (y.lo == m.lo && y.hi == m.hi)
+		window_promote(w);
+}
+
+static __always_inline void window_ages(struct reorder_ctx *c)
+{
+	window_ages_from(c, 0);
 }
 
 /* The holes that opened longer than reorder_time before the frame are losses. */
@@ -385,6 +396,25 @@ static __always_inline void window_age(struct reorder_ctx *c)
 		w->young_top = ROCEVAL_WINDOW_ONE_AGE;
 	}
 	window_ages(c);
+}
+
+/*
+ * The holes of the flow in `slot` older than reorder_time are losses: before
+ * a request jumps ahead, so that it finds the ages they took free.  Apart
+ * from roceval_reorder_ahead, whose stack has no room for it.
+ */
+__noinline int roceval_reorder_age(__u32 slot)
+{
+	struct reorder_ctx c;
+
+	if (!reorder_ctx(slot, &c) || !(c.f->req.state & SPACE_WINDOW))
+		return 0;
+	c.now = frame_time_ns();
+	bpf_spin_lock(&c.w->lock);
+	window_age(&c);
+	bpf_spin_unlock(&c.w->lock);
+	reorder_tally(&c);
+	return 0;
 }
 
 /*
@@ -470,22 +500,29 @@ static __always_inline void window_advance(struct reorder_ctx *c, __u32 h, __u32
 }
 
 /*
- * The holes a request opened, at bits up to s - 2, get their age: into an
- * empty window, the oldest; after older holes, the young ones', which they
- * join when there are some already.
+ * The holes a request opened, at bits up to s - 2, get their age: with no
+ * older hole in the window, the oldest; else the young ones'.  Where the window keeps
+ * two ages already, the two of the three closest in time become one, at
+ * the older of them: a hole is taken for older than it is by at most half
+ * the time from the oldest to the newest, and the holes older than
+ * reorder_time are settled before a jump (roceval_reorder_age).
  */
-static __always_inline void window_jumped(struct reorder_ctx *c, bool was_empty, __u32 s)
+static __always_inline void window_jumped(struct reorder_ctx *c, __u32 s)
 {
 	struct roceval_flow_window *w = c->w;
+	struct bits own = bits_and(bits_and(window_missing(w), bits_below(c->win)), bits_not(bits_below(s)));
 
-	if (was_empty) {
+	if (!own.lo && !own.hi) {
 		w->old_ns = c->now;
 		w->young_top = ROCEVAL_WINDOW_ONE_AGE;
-	} else if (w->young_top == ROCEVAL_WINDOW_ONE_AGE) {
-		w->young_top = s - 2 < ROCEVAL_WINDOW_ONE_AGE ? s - 2 : ROCEVAL_WINDOW_ONE_AGE - 1;
-		w->young_t = window_offset(c);
+		return;
 	}
-	window_ages(c);
+	window_ages_from(c, s);
+	if (w->young_top != ROCEVAL_WINDOW_ONE_AGE &&
+	    c->now - window_young_ns(w) < window_young_ns(w) - w->old_ns)
+		return;
+	w->young_top = s - 2 < ROCEVAL_WINDOW_ONE_AGE ? s - 2 : ROCEVAL_WINDOW_ONE_AGE - 1;
+	w->young_t = window_offset(c);
 }
 
 /*
@@ -607,7 +644,9 @@ __noinline int roceval_reorder_ahead(__u32 slot, __u32 h, __u32 n, __u32 broken)
 	was_empty = window_empty(&c);
 	window_advance(&c, h, n, broken);
 	if (h)
-		window_jumped(&c, was_empty, h + n);
+		window_jumped(&c, h + n);
+	else
+		window_ages(&c);
 	window_close_if_empty(&c);
 	/* the sweep clears the bit of a window it found empty, under this lock */
 	was_empty = was_empty && !window_empty(&c);

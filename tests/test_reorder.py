@@ -154,6 +154,10 @@ def test_one_swap_before_the_fill_leaves_an_old_hole_old(tmp_path):
     order.remove(5)
     order[50], order[51] = order[51], order[50]
     assert rules_at(tmp_path, sends(order), times[:-1])[0] == {"psn_gap": 1, "psn_reorder": 2}
+    # three ages at once (losses at 1, 71 and 105 left open): a swap 1 ms after the second loss is
+    # not taken for as old as it
+    order, at = [0, 70, 104, 194, 196, 195], [0, 1005, 1497, 2535, 2544, 2545]
+    assert rules_at(tmp_path, sends(order), [t * US for t in at])[0] == {"psn_gap": 3, "psn_reorder": 1}
 
 
 def test_reordering_that_never_stops_is_never_a_loss(tmp_path):
