@@ -227,7 +227,8 @@ static __always_inline void cc_wait_on(struct cc_scratch *x, struct roceval_flow
 	if (bpf_map_update_elem(&cc_waits, &slot, &x->key, BPF_ANY))
 		return;
 	f->cc_wait = 1;
-	window_opened(slot);
+	slot_marked(slot);
+	sweep_arm();
 }
 
 #define CC_NONE 0 /* nothing waits: the flag is cleared */

@@ -20,6 +20,51 @@
 #include "frame.bpf.h"
 #include "reorder.bpf.h"
 
+/*
+ * In the set that has taken fewer flows, in its oldest slot.  Two CPUs
+ * creating flows in one set at once take different slots (the atomic
+ * count); two creating the same flow leave it in two slots, of which
+ * lookups find the first and the other ages out.
+ */
+static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *s,
+							struct roceval_counters *cnt)
+{
+	struct roceval_flow_place p = roceval_flow_place(&s->fi.key, flow_seed, flow_set_count);
+	struct roceval_flow_set *a = bpf_map_lookup_elem(&flow_sets, &p.set[0]);
+	struct roceval_flow_set *b = bpf_map_lookup_elem(&flow_sets, &p.set[1]);
+	struct roceval_flow_cold *cold;
+	struct roceval_flow *f;
+	__u32 si = p.set[0], w, slot;
+
+	if (!a || !b)
+		return 0;
+	if (b->created < a->created) {
+		a = b;
+		si = p.set[1];
+	}
+	w = __sync_fetch_and_add(&a->created, 1) % ROCEVAL_FLOW_WAYS;
+	slot = si * ROCEVAL_FLOW_WAYS + w;
+	f = bpf_map_lookup_elem(&flows, &slot);
+	cold = bpf_map_lookup_elem(&flow_cold, &slot);
+	if (!f || !cold)
+		return 0;
+	/* Counted on the totals only: the eviction is not the new flow's doing. */
+	if (a->tag[w]) {
+		cnt->rule[RULE_FLOW_EVICTED]++;
+		/* what its reorder window held is settled: its holes were lost, as far as anyone will know */
+		if (f->req.state & SPACE_WINDOW)
+			roceval_reorder_settle_all(slot);
+	}
+	/* unfindable while it changes hands */
+	a->tag[w] = 0;
+	__builtin_memset(cold, 0, sizeof(*cold));
+	__builtin_memset(f, 0, sizeof(*f));
+	f->key = s->fi.key;
+	f->cold = slot;
+	a->tag[w] = p.tag;
+	return f;
+}
+
 /* PSNs a request consumes: a READ one per response packet it asks for. 0 = cannot tell yet. */
 static __always_inline __u32 psns_consumed(const struct frame_info *fi, const struct roce_op *op,
 					   __u32 pmtu)
@@ -227,6 +272,7 @@ static __always_inline int request_jump(struct roceval_scratch *s, struct roceva
 		if (sequence_broken(sp, op))
 			violate(s, cnt, RULE_OPCODE_SEQUENCE);
 	} else {
+		roceval_reorder_age(f->cold);
 		roceval_reorder_ahead(f->cold, (psn - sp->next_psn) & ROCE_PSN_MASK, n,
 				      sequence_would_break(sp->open_family, op));
 		space_learn(sp, op);
@@ -376,43 +422,131 @@ static __always_inline int request_judge(struct roceval_scratch *s, struct rocev
 #define RESP_JUMPED 1	/* past PSNs not seen: its message order is learned, the missing may come late */
 #define RESP_BEHIND 2	/* behind the newest response: came late, neither is judged */
 
-/* A response reordered, d PSNs behind the newest.  Not inlined: rare, and the frame's code stays small. */
-static __noinline void response_reordered(struct roceval_scratch *s, struct roceval_counters *cnt,
-					  struct roceval_flow_space *sp, __u32 d)
+/*
+ * Responses' PSNs never seen further behind than the 16 `recent` holds
+ * (roceval.h); sized with the flow table by the loader.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
+	__type(key, __u32);
+	__type(value, struct roceval_resp_holes);
+} resp_holes SEC(".maps");
+
+static __always_inline void response_holes_set(struct roceval_flow *f, struct roceval_resp_holes *h, struct bits m)
 {
-	sp->recent |= 1u << ((d - 1) & (SPACE_RECENT_PSNS - 1));
+	h->missing[0] = m.lo;
+	h->missing[1] = m.hi;
+	f->resp.state = (f->resp.state & ~SPACE_OLD_HOLES) | (m.lo | m.hi ? SPACE_OLD_HOLES : 0);
+}
+
+/*
+ * The newest response of the flow in `slot` moved d PSNs on: what `recent`
+ * (as it was) held never seen, and the PSNs jumped over, that are now
+ * further behind than it holds join the older holes, kept up to `win`
+ * behind.  Global, so verified once: only responses past PSNs never seen
+ * come here.
+ */
+__noinline int roceval_resp_holes_on(__u32 slot, __u32 d, __u32 recent, __u32 win)
+{
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_resp_holes *h = bpf_map_lookup_elem(&resp_holes, &slot);
+	struct bits m = {}, out = { ~recent & 0xFFFF, 0 };
+
+	if (!f || !h)
+		return 0;
+	if (f->resp.state & SPACE_OLD_HOLES)
+		m = (struct bits){ h->missing[0], h->missing[1] };
+	/* recent's bit i is now i + 1 + d behind: bit i + d - 16 here */
+	out = d >= SPACE_RECENT_PSNS ? bits_shl(out, d - SPACE_RECENT_PSNS)
+				     : (struct bits){ out.lo >> (SPACE_RECENT_PSNS - d), 0 };
+	m = bits_or(bits_shl(m, d), out);
+	/* jumped over, 17 .. d - 1 behind; the newest before, d behind, was seen */
+	if (d > SPACE_RECENT_PSNS + 1)
+		m = bits_or(m, bits_below(d - SPACE_RECENT_PSNS - 1));
+	response_holes_set(f, h, bits_and(m, bits_below(win - SPACE_RECENT_PSNS)));
+	return 0;
+}
+
+/* Whether the response d PSNs behind the newest (further than `recent` holds) is one never seen, seen now. */
+static __always_inline bool response_hole_filled(struct roceval_flow *f, __u32 d)
+{
+	__u32 slot = f->cold, i = d - SPACE_RECENT_PSNS - 1;
+	struct roceval_resp_holes *h;
+	struct bits m;
+
+	if (!(f->resp.state & SPACE_OLD_HOLES))
+		return false;
+	h = bpf_map_lookup_elem(&resp_holes, &slot);
+	if (!h)
+		return false;
+	m = (struct bits){ h->missing[0], h->missing[1] };
+	if (!bits_test(m, i))
+		return false;
+	response_holes_set(f, h, bits_and(m, bits_not(bits_shl((struct bits){ 1, 0 }, i))));
+	return true;
+}
+
+/*
+ * The frame's response, of the flow in `slot`, d PSNs behind the newest
+ * within the window: reordered when its PSN was never seen, and seen from
+ * now on.  Global, so verified once: rare, and the frame's code stays small.
+ */
+__noinline int roceval_resp_behind(__u32 slot, __u32 d)
+{
+	__u32 zero = 0, bit = 1u << ((d - 1) & (SPACE_RECENT_PSNS - 1));
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+
+	if (!s || !cnt || !f)
+		return 0;
+	if (d <= SPACE_RECENT_PSNS) {
+		if (f->resp.recent & bit)
+			return 0;
+		f->resp.recent |= bit;
+	} else if (!response_hole_filled(f, d)) {
+		return 0;
+	}
 	violate(s, cnt, RULE_PSN_REORDER);
 	cnt->reorder[roceval_reorder_bucket(d)]++;
 	cnt->reorder_sum += d;
+	return 0;
 }
 
 /*
  * Where a response came.  Responses run on from the newest (ACK PSNs jump
  * where they are coalesced).  With a reorder window, one behind the newest
- * by up to reorder_window PSNs came late: reordered (psn_reorder) when it
- * is among the 16 PSNs before the newest and its PSN was not seen there,
- * else unknown (a duplicate request's ACK, a re-requested READ's responses
- * come again too); and a READ response past PSNs not seen is not judged
- * for its message order, as those may come late.
+ * by up to reorder_window PSNs came late: reordered (psn_reorder) when its
+ * PSN was not seen (the 16 before the newest in `recent`, older ones never
+ * seen in resp_holes), else unknown (a duplicate request's ACK, a
+ * re-requested READ's responses come again too); and a READ response past
+ * PSNs not seen is not judged for its message order, as those may come
+ * late.
  */
 static __always_inline int response_place(struct roceval_scratch *s, struct roceval_counters *cnt,
-					  struct roceval_flow_space *sp, __u32 win)
+					  struct roceval_flow *f, __u32 win)
 {
-	__u32 psn = s->fi.psn, newest = (sp->next_psn - 1) & ROCE_PSN_MASK, d;
+	struct roceval_flow_space *sp = &f->resp;
+	__u32 psn = s->fi.psn, newest = (sp->next_psn - 1) & ROCE_PSN_MASK, d, recent = sp->recent;
 
 	if (psn == newest)
 		return RESP_IN_ORDER;
 	if (psn_ahead(psn, newest)) {
 		d = (psn - newest) & ROCE_PSN_MASK;
-		sp->recent = d > SPACE_RECENT_PSNS ? 0 : (__u16)((__u32)sp->recent << d | 1u << (d - 1));
+		sp->recent = d > SPACE_RECENT_PSNS ? 0 : (__u16)(recent << d | 1u << (d - 1));
 		sp->next_psn = (psn + 1) & ROCE_PSN_MASK;
+		/* PSNs never seen, or jumped over, going further back than recent holds */
+		if (win > SPACE_RECENT_PSNS &&
+		    ((sp->state & SPACE_OLD_HOLES) || d > SPACE_RECENT_PSNS + 1 ||
+		     (~recent & 0xFFFF) >> (d < SPACE_RECENT_PSNS ? SPACE_RECENT_PSNS - d : 0)))
+			roceval_resp_holes_on(f->cold, d, recent, win);
 		return win && d > 1 ? RESP_JUMPED : RESP_IN_ORDER;
 	}
 	d = (newest - psn) & ROCE_PSN_MASK;
 	if (!win || d > win)
 		return RESP_IN_ORDER;
-	if (d <= SPACE_RECENT_PSNS && !(sp->recent & (1u << (d - 1))))
-		response_reordered(s, cnt, sp, d);
+	roceval_resp_behind(f->cold, d);
 	return RESP_BEHIND;
 }
 
@@ -427,9 +561,10 @@ static __always_inline void response_judge(struct roceval_scratch *s, struct roc
 	if (!(sp->state & SPACE_SEEN)) {
 		space_learn(sp, op);
 		sp->next_psn = (s->fi.psn + 1) & ROCE_PSN_MASK;
-		sp->recent = 0;
+		/* what came before the first is not known missing: no hole to keep for it */
+		sp->recent = 0xFFFF;
 	} else {
-		place = response_place(s, cnt, sp, reorder_win(cfg));
+		place = response_place(s, cnt, f, reorder_win(cfg));
 		/* READ responses: sequence only; their PSNs follow the other side's READs */
 		if (place == RESP_JUMPED && op->position != POS_NONE)
 			space_learn(sp, op);
@@ -486,7 +621,7 @@ static __always_inline void request_retx(struct roceval_scratch *s, struct rocev
 		retx_resent(s, cnt, f);
 		return;
 	}
-	retx_sent(s, f, op->family == FAM_READ_REQ);
+	retx_sent(s, cnt, f, op->family == FAM_READ_REQ);
 	if (f->hint_window != ANSWER_WINDOW(fi->psn))
 		answer_hint(fi, f);
 }

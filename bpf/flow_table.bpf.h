@@ -2,16 +2,14 @@
 /*
  * The flow table (roceval.h, README "Sequence rules and the flow table"):
  * its maps, a flow's key found in its two sets or in the slot this CPU last
- * found one in, a new flow placed, and each flow's cold part.  What the
- * flows are judged by is flow.bpf.h's.
+ * found one in, and each flow's cold part.  What the flows are judged by,
+ * and a new flow placed (what an evicted one held settled first), is
+ * flow.bpf.h's: the table knows nothing of what is kept beside it.
  */
 #ifndef ROCEVAL_FLOW_TABLE_BPF_H
 #define ROCEVAL_FLOW_TABLE_BPF_H
 
 #include "frame.bpf.h"
-
-/* reorder.bpf.h: a flow's reorder window settled, before its slot goes to another flow. */
-__noinline int roceval_reorder_settle_all(__u32 slot);
 
 /* Set by the loader with the maps' sizes (roceval_flow_sets()). */
 const volatile __u32 flow_set_count = 1;
@@ -104,51 +102,6 @@ static __always_inline struct roceval_flow *flow_lookup(struct roceval_scratch *
 	f = flow_find(&s->fi.key);
 	if (f)
 		s->last_flow = f->cold;
-	return f;
-}
-
-/*
- * In the set that has taken fewer flows, in its oldest slot.  Two CPUs
- * creating flows in one set at once take different slots (the atomic
- * count); two creating the same flow leave it in two slots, of which
- * lookups find the first and the other ages out.
- */
-static __always_inline struct roceval_flow *flow_create(struct roceval_scratch *s,
-							struct roceval_counters *cnt)
-{
-	struct roceval_flow_place p = roceval_flow_place(&s->fi.key, flow_seed, flow_set_count);
-	struct roceval_flow_set *a = bpf_map_lookup_elem(&flow_sets, &p.set[0]);
-	struct roceval_flow_set *b = bpf_map_lookup_elem(&flow_sets, &p.set[1]);
-	struct roceval_flow_cold *cold;
-	struct roceval_flow *f;
-	__u32 si = p.set[0], w, slot;
-
-	if (!a || !b)
-		return 0;
-	if (b->created < a->created) {
-		a = b;
-		si = p.set[1];
-	}
-	w = __sync_fetch_and_add(&a->created, 1) % ROCEVAL_FLOW_WAYS;
-	slot = si * ROCEVAL_FLOW_WAYS + w;
-	f = bpf_map_lookup_elem(&flows, &slot);
-	cold = bpf_map_lookup_elem(&flow_cold, &slot);
-	if (!f || !cold)
-		return 0;
-	/* Counted on the totals only: the eviction is not the new flow's doing. */
-	if (a->tag[w]) {
-		cnt->rule[RULE_FLOW_EVICTED]++;
-		/* what its reorder window held is settled: its holes were lost, as far as anyone will know */
-		if (f->req.state & SPACE_WINDOW)
-			roceval_reorder_settle_all(slot);
-	}
-	/* unfindable while it changes hands */
-	a->tag[w] = 0;
-	__builtin_memset(cold, 0, sizeof(*cold));
-	__builtin_memset(f, 0, sizeof(*f));
-	f->key = s->fi.key;
-	f->cold = slot;
-	a->tag[w] = p.tag;
 	return f;
 }
 

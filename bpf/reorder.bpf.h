@@ -9,8 +9,8 @@
  * one psn_gap per run of PSNs when it leaves the window, when a PSN
  * sequence error NAK comes (any hole filled after one is a retransmission)
  * or a go-back passes over it, when it opened longer than reorder_time ago
- * (as it is filled, or live by a timer when the flow went idle), when the
- * flow is evicted, or when a replay ends.
+ * (by its own age, not the newest hole's: as it is filled, or live by a
+ * timer), when the flow is evicted, or when a replay ends.
  *
  * What is settled later than its frame (psn_gap, opcode_sequence across a
  * gap, psn_reorder of requests, the uncompared retries of a late go-back)
@@ -18,7 +18,7 @@
  * trace does not sample it; flow_evicted is counted the same way.
  *
  * In order, a flow never reaches its window: the hot path pays a test of
- * SPACE_WINDOW.  Responses need no window of their own (flow.bpf.h).
+ * SPACE_WINDOW.  Responses keep bits of their own (flow.bpf.h).
  */
 #ifndef ROCEVAL_REORDER_BPF_H
 #define ROCEVAL_REORDER_BPF_H
@@ -37,10 +37,14 @@ struct {
 
 /*
  * Live, a flow that goes idle with holes open would keep them open until it
- * sends again, and its losses uncounted: a timer settles the windows idle
- * longer than reorder_time.  A bit a slot says which hold a window (set as
- * one opens, cleared by the timer once it is closed), so that a pass reads a
- * few KB rather than the flow table.  A replay settles them at its end.
+ * sends again, and its losses uncounted: a timer settles the holes older
+ * than reorder_time.  A bit a slot says which windows may hold some (set
+ * as one opens, cleared by the timer once it is empty, both under the
+ * window's lock), so that a pass reads a few KB rather than the flow
+ * table.  A replay settles them at its end.  The timer runs on any CPU,
+ * while a frame of the flow may be judged on another: each entry point
+ * below changes a window only under its lock, and the timer writes
+ * nothing of the flow's own state.
  */
 #define SWEEP_NS 10000000ULL /* between passes, while a window is open */
 #define CLOCK_MONOTONIC 1
@@ -151,13 +155,6 @@ static __always_inline __u32 bits_top(struct bits b)
 	return b.hi ? 64 + msb64(b.hi) : msb64(b.lo);
 }
 
-static __always_inline struct roceval_flow_window *window_of(const struct roceval_flow *f)
-{
-	__u32 slot = f->cold;
-
-	return bpf_map_lookup_elem(&flow_window, &slot);
-}
-
 /*
  * n more of rule r for flow f, settled now for earlier frames: on the totals
  * and the flow's counters, as a violation of the flow when r is one.
@@ -198,62 +195,6 @@ static __always_inline void reorder_count(struct roceval_counters *cnt, struct r
 	}
 }
 
-/*
- * The runs of holes in region r of the window: one psn_gap for each whose
- * oldest PSN is in r (a run going on past r, older, is counted where it
- * ends; the bit past the window says whether one went on past it), and
- * one opcode_sequence for each whose newest PSN is in r and flagged in q:
- * the request after it would break its message were the run lost.
- */
-static __always_inline void window_count(struct roceval_counters *cnt, struct roceval_flow *f, struct bits m,
-					 struct bits q, struct bits r)
-{
-	struct bits oldest = bits_and(bits_and(m, bits_not(bits_older(m))), r);
-	struct bits newest = bits_and(bits_and(m, bits_not(bits_shl(m, 1))), bits_and(q, r));
-
-	flow_settled(cnt, f, RULE_PSN_GAP, bits_count(oldest), true);
-	flow_settled(cnt, f, RULE_OPCODE_SEQUENCE, bits_count(newest), true);
-}
-
-/* The holes at bits 0 .. top are losses, and cleared; top at the window's end or past: all of them. */
-static __always_inline void window_settle(struct roceval_counters *cnt, struct roceval_flow *f,
-					  struct roceval_flow_window *w, __u32 top, __u32 win)
-{
-	struct bits m = { w->missing[0], w->missing[1] }, q = { w->seq[0], w->seq[1] };
-	bool all = top + 1 >= win;
-
-	window_count(cnt, f, m, q, bits_below(all ? win : top + 1));
-	m = all ? (struct bits){} : bits_and(m, bits_not(bits_below(top + 1)));
-	w->missing[0] = m.lo;
-	w->missing[1] = m.hi;
-}
-
-/* The fills awaiting their verdict were reordered: they came before anything went back over them. */
-static __always_inline void window_fills_reordered(struct roceval_counters *cnt, struct roceval_flow *f,
-						   struct roceval_flow_window *w)
-{
-	__u32 newest = (f->req.next_psn - 1) & ROCE_PSN_MASK;
-	__u32 fills = w->fills;
-
-	if (!fills)
-		return;
-	w->fills = 0;
-	/* consecutive single-PSN fills come 1 PSN closer each; a READ's fill is one, at its own PSN */
-	if (((w->fill_next - w->fill_from) & ROCE_PSN_MASK) != fills)
-		fills = 1;
-	reorder_count(cnt, f, (newest - w->fill_from - (fills - 1)) & ROCE_PSN_MASK, fills);
-}
-
-/* Nothing left to settle: the flow's requests no longer reach the window. */
-static __always_inline void window_close_if_empty(struct roceval_flow *f, struct roceval_flow_window *w,
-						  __u32 win)
-{
-	struct bits m = bits_and((struct bits){ w->missing[0], w->missing[1] }, bits_below(win));
-
-	if (!m.lo && !m.hi && !w->fills)
-		f->req.state &= ~SPACE_WINDOW;
-}
-
 /* reorder_window, within what the window holds; 0: strict. */
 static __always_inline __u32 reorder_win(const struct roceval_settings *cfg)
 {
@@ -263,28 +204,217 @@ static __always_inline __u32 reorder_win(const struct roceval_settings *cfg)
 /*
  * What a flow's window is judged with, found from the flow's slot: the
  * entry points below are global functions taking scalars, so the verifier
- * checks each once rather than at every call in the frame's paths.
+ * checks each once rather than at every call in the frame's paths.  They
+ * change the window under its lock, where no helper may run: what they
+ * settle is tallied, and counted once the lock is let go.
  */
 struct reorder_ctx {
-	struct roceval_counters *cnt;
-	const struct roceval_settings *cfg;
 	struct roceval_flow *f;
 	struct roceval_flow_window *w;
-	__u32 win;
+	__u64 now;
+	__u64 aged;		    /* reorder_time, in ns */
+	__u16 win;
+	__u16 gaps, seqs;	    /* psn_gap and opcode_sequence settled */
+	__u8 reorder_lo, reorder_n; /* requests settled reordered, by lo .. lo + n - 1 PSNs */
 };
 
 static __always_inline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
 {
 	__u32 zero = 0;
+	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 
-	c->cnt = bpf_map_lookup_elem(&counters, &zero);
-	c->cfg = bpf_map_lookup_elem(&settings, &zero);
 	c->f = bpf_map_lookup_elem(&flows, &slot);
 	c->w = bpf_map_lookup_elem(&flow_window, &slot);
-	if (!c->cnt || !c->cfg || !c->f || !c->w)
+	if (!cfg || !c->f || !c->w)
 		return false;
-	c->win = reorder_win(c->cfg);
+	c->win = reorder_win(cfg);
+	c->aged = cfg->reorder_time * 1000ULL;
+	c->now = 0;
+	c->gaps = c->seqs = c->reorder_n = c->reorder_lo = 0;
 	return true;
+}
+
+/* Counts what the window settled, its lock let go. */
+static __always_inline void reorder_tally(struct reorder_ctx *c)
+{
+	__u32 zero = 0;
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+
+	if (!cnt)
+		return;
+	flow_settled(cnt, c->f, RULE_PSN_GAP, c->gaps, true);
+	flow_settled(cnt, c->f, RULE_OPCODE_SEQUENCE, c->seqs, true);
+	reorder_count(cnt, c->f, c->reorder_lo, c->reorder_n);
+}
+
+static __always_inline struct bits window_missing(const struct roceval_flow_window *w)
+{
+	return (struct bits){ w->missing[0], w->missing[1] };
+}
+
+static __always_inline void window_set_missing(struct roceval_flow_window *w, struct bits m)
+{
+	w->missing[0] = m.lo;
+	w->missing[1] = m.hi;
+}
+
+/*
+ * The runs of holes in region r of the window: one psn_gap for each whose
+ * oldest PSN is in r (a run going on past r, older, is counted where it
+ * ends; the bit past the window says whether one went on past it), and
+ * one opcode_sequence for each whose newest PSN is in r and flagged in q:
+ * the request after it would break its message were the run lost.
+ */
+static __always_inline void window_count(struct reorder_ctx *c, struct bits m, struct bits q, struct bits r)
+{
+	struct bits oldest = bits_and(bits_and(m, bits_not(bits_older(m))), r);
+	struct bits newest = bits_and(bits_and(m, bits_not(bits_shl(m, 1))), bits_and(q, r));
+
+	c->gaps += bits_count(oldest);
+	c->seqs += bits_count(newest);
+}
+
+/* The holes at bits 0 .. top are losses, and cleared; top at the window's end or past: all of them. */
+static __always_inline void window_settle(struct reorder_ctx *c, __u32 top)
+{
+	struct roceval_flow_window *w = c->w;
+	struct bits m = window_missing(w), q = { w->seq[0], w->seq[1] };
+	bool all = top + 1 >= c->win;
+
+	window_count(c, m, q, bits_below(all ? c->win : top + 1));
+	window_set_missing(w, all ? (struct bits){} : bits_and(m, bits_not(bits_below(top + 1))));
+}
+
+/* The holes at bits lo and older are losses, and cleared with the bit past the window. */
+static __always_inline void window_settle_older(struct reorder_ctx *c, __u32 lo)
+{
+	struct roceval_flow_window *w = c->w;
+	struct bits m = window_missing(w), q = { w->seq[0], w->seq[1] }, keep = bits_below(lo);
+
+	window_count(c, m, q, bits_and(bits_below(c->win), bits_not(keep)));
+	window_set_missing(w, bits_and(m, keep));
+}
+
+/* The fills awaiting their verdict were reordered: they came before anything went back over them. */
+static __always_inline void window_fills_reordered(struct reorder_ctx *c)
+{
+	struct roceval_flow_window *w = c->w;
+	__u32 newest = (c->f->req.next_psn - 1) & ROCE_PSN_MASK;
+	__u32 fills = w->fills;
+
+	if (!fills)
+		return;
+	w->fills = 0;
+	/* consecutive single-PSN fills come 1 PSN closer each; a READ's fill is one, at its own PSN */
+	if (((w->fill_next - w->fill_from) & ROCE_PSN_MASK) != fills)
+		fills = 1;
+	c->reorder_lo = (newest - w->fill_from - (fills - 1)) & ROCE_PSN_MASK;
+	c->reorder_n = fills;
+}
+
+/* No hole in the window and no fill awaiting its verdict. */
+static __always_inline bool window_empty(const struct reorder_ctx *c)
+{
+	struct bits m = bits_and(window_missing(c->w), bits_below(c->win));
+
+	return !m.lo && !m.hi && !c->w->fills;
+}
+
+/* Nothing left to settle: the flow's requests no longer reach the window. */
+static __always_inline void window_close_if_empty(struct reorder_ctx *c)
+{
+	if (window_empty(c))
+		c->f->req.state &= ~SPACE_WINDOW;
+}
+
+/* Whether `since` is longer than reorder_time before the frame (never with reorder_time 0). */
+static __always_inline bool window_aged(const struct reorder_ctx *c, __u64 since)
+{
+	return c->aged && (__s64)(c->now - since) > (__s64)c->aged;
+}
+
+/* The frame's time after old_ns, in young_t's units: 0 before it, saturated some 70 minutes after. */
+static __always_inline __u32 window_offset(const struct reorder_ctx *c)
+{
+	__s64 d = c->now - c->w->old_ns;
+
+	if (d <= 0)
+		return 0;
+	d >>= ROCEVAL_WINDOW_TIME_SHIFT;
+	return d > 0xFFFFFFFFLL ? 0xFFFFFFFF : d;
+}
+
+static __always_inline __u64 window_young_ns(const struct roceval_flow_window *w)
+{
+	return w->old_ns + ((__u64)w->young_t << ROCEVAL_WINDOW_TIME_SHIFT);
+}
+
+/* The young holes' age becomes the oldest. */
+static __always_inline void window_promote(struct roceval_flow_window *w)
+{
+	w->old_ns = window_young_ns(w);
+	w->fill_t = w->fill_t > w->young_t ? w->fill_t - w->young_t : 0;
+	w->young_top = ROCEVAL_WINDOW_ONE_AGE;
+}
+
+/*
+ * The two ages made to fit the holes at bits `from` and older: with no
+ * older hole open the young ones' age becomes the oldest, and with none of
+ * theirs it goes.
+ */
+static __always_inline void window_ages_from(struct reorder_ctx *c, __u32 from)
+{
+	struct roceval_flow_window *w = c->w;
+	struct bits m, y;
+
+	if (w->young_top == ROCEVAL_WINDOW_ONE_AGE)
+		return;
+	m = bits_and(bits_and(window_missing(w), bits_below(c->win)), bits_not(bits_below(from)));
+	y = bits_and(m, bits_below(w->young_top + 1));
+	if (!y.lo && !y.hi)
+		w->young_top = ROCEVAL_WINDOW_ONE_AGE;
+	else if (y.lo == m.lo && y.hi == m.hi)
+		window_promote(w);
+}
+
+static __always_inline void window_ages(struct reorder_ctx *c)
+{
+	window_ages_from(c, 0);
+}
+
+/* The holes that opened longer than reorder_time before the frame are losses. */
+static __always_inline void window_age(struct reorder_ctx *c)
+{
+	struct roceval_flow_window *w = c->w;
+
+	if (!window_aged(c, w->old_ns))
+		return;
+	if (w->young_top != ROCEVAL_WINDOW_ONE_AGE && !window_aged(c, window_young_ns(w))) {
+		window_settle_older(c, w->young_top + 1);
+	} else {
+		window_settle_older(c, 0);
+		w->young_top = ROCEVAL_WINDOW_ONE_AGE;
+	}
+	window_ages(c);
+}
+
+/*
+ * The holes of the flow in `slot` older than reorder_time are losses: before
+ * a request jumps ahead, so that it finds the ages they took free.  Apart
+ * from roceval_reorder_ahead, whose stack has no room for it.
+ */
+__noinline int roceval_reorder_age(__u32 slot)
+{
+	struct reorder_ctx c;
+
+	if (!reorder_ctx(slot, &c) || !(c.f->req.state & SPACE_WINDOW))
+		return 0;
+	c.now = frame_time_ns();
+	bpf_spin_lock(&c.w->lock);
+	window_age(&c);
+	bpf_spin_unlock(&c.w->lock);
+	reorder_tally(&c);
+	return 0;
 }
 
 /*
@@ -299,11 +429,15 @@ __noinline int roceval_reorder_settle_from(__u32 slot, __u32 from)
 
 	if (!reorder_ctx(slot, &c) || !(c.f->req.state & SPACE_WINDOW))
 		return 0;
-	window_fills_reordered(c.cnt, c.f, c.w);
+	bpf_spin_lock(&c.w->lock);
+	window_fills_reordered(&c);
 	i = (c.f->req.next_psn - 2 - from) & ROCE_PSN_MASK;
 	if (i < ROCE_PSN_WINDOW)
-		window_settle(c.cnt, c.f, c.w, i, c.win);
-	window_close_if_empty(c.f, c.w, c.win);
+		window_settle(&c, i);
+	window_ages(&c);
+	window_close_if_empty(&c);
+	bpf_spin_unlock(&c.w->lock);
+	reorder_tally(&c);
 	return 0;
 }
 
@@ -317,9 +451,13 @@ __noinline int roceval_reorder_settle_all(__u32 slot)
 
 	if (!reorder_ctx(slot, &c) || !(c.f->req.state & SPACE_WINDOW))
 		return 0;
+	bpf_spin_lock(&c.w->lock);
 	c.f->req.state &= ~SPACE_WINDOW;
-	window_fills_reordered(c.cnt, c.f, c.w);
-	window_settle(c.cnt, c.f, c.w, ROCEVAL_REORDER_MAX, c.win);
+	window_fills_reordered(&c);
+	window_settle(&c, ROCEVAL_REORDER_MAX);
+	c.w->young_top = ROCEVAL_WINDOW_ONE_AGE;
+	bpf_spin_unlock(&c.w->lock);
+	reorder_tally(&c);
 	return 0;
 }
 
@@ -330,21 +468,21 @@ __noinline int roceval_reorder_settle_all(__u32 slot)
  * would break its message were the holes before it lost, a flag on the
  * newest of them.
  */
-static __always_inline void window_advance(struct roceval_counters *cnt, struct roceval_flow *f,
-					   struct roceval_flow_window *w, __u32 win, __u32 h, __u32 n, bool broken)
+static __always_inline void window_advance(struct reorder_ctx *c, __u32 h, __u32 n, bool broken)
 {
-	struct bits m = { w->missing[0], w->missing[1] }, q = { w->seq[0], w->seq[1] };
-	__u32 s = h + n, lo = s < win ? win - s : 0;
+	struct roceval_flow_window *w = c->w;
+	struct bits m = window_missing(w), q = { w->seq[0], w->seq[1] };
+	__u32 win = c->win, s = h + n, lo = s < win ? win - s : 0;
 	bool marker;
 
-	window_count(cnt, f, m, q, bits_and(bits_below(win), bits_not(bits_below(lo))));
+	window_count(c, m, q, bits_and(bits_below(win), bits_not(bits_below(lo))));
 	/* the PSN that lands just past the window: was it a hole? */
 	marker = s <= win ? bits_test(m, win - s) : s > win + 1 && h && n - 1 <= win;
 	/* holes past the window at once: one run, next to the PSN seen before them */
 	if (h && s - 2 >= win) {
-		flow_settled(cnt, f, RULE_PSN_GAP, 1, true);
+		c->gaps++;
 		if (broken && n > win)
-			flow_settled(cnt, f, RULE_OPCODE_SEQUENCE, 1, true);
+			c->seqs++;
 	}
 	m = bits_and(bits_shl(m, s), bits_below(win));
 	if (h)
@@ -354,46 +492,77 @@ static __always_inline void window_advance(struct roceval_counters *cnt, struct 
 	q = bits_and(bits_shl(q, s), bits_below(win));
 	if (broken && h && n - 1 < win)
 		q = bits_or(q, bits_shl((struct bits){ 1, 0 }, n - 1));
-	w->missing[0] = m.lo;
-	w->missing[1] = m.hi;
+	window_set_missing(w, m);
 	w->seq[0] = q.lo;
 	w->seq[1] = q.hi;
-}
-
-/* Whether `since` is longer than reorder_time before `now` (never with reorder_time 0). */
-static __always_inline bool window_aged(const struct reorder_ctx *c, __u64 now, __u64 since)
-{
-	__u64 t = c->cfg->reorder_time * 1000ULL;
-
-	return t && (__s64)(now - since) > (__s64)t;
+	if (w->young_top != ROCEVAL_WINDOW_ONE_AGE)
+		w->young_top = w->young_top + s < ROCEVAL_WINDOW_ONE_AGE ? w->young_top + s : ROCEVAL_WINDOW_ONE_AGE - 1;
 }
 
 /*
- * The window of the flow in `slot`, idle longer than reorder_time since a
- * hole last opened or was filled, is settled: its holes are losses, its
- * fills reordered.  1 while it stays open.
+ * The holes a request opened, at bits up to s - 2, get their age: with no
+ * older hole in the window, the oldest; else the young ones'.  Where the window keeps
+ * two ages already, the two of the three closest in time become one, at
+ * the older of them: a hole is taken for older than it is by at most half
+ * the time from the oldest to the newest, and the holes older than
+ * reorder_time are settled before a jump (roceval_reorder_age).
  */
-__noinline int roceval_reorder_idle(__u32 slot)
+static __always_inline void window_jumped(struct reorder_ctx *c, __u32 s)
+{
+	struct roceval_flow_window *w = c->w;
+	struct bits own = bits_and(bits_and(window_missing(w), bits_below(c->win)), bits_not(bits_below(s)));
+
+	if (!own.lo && !own.hi) {
+		w->old_ns = c->now;
+		w->young_top = ROCEVAL_WINDOW_ONE_AGE;
+		return;
+	}
+	window_ages_from(c, s);
+	if (w->young_top != ROCEVAL_WINDOW_ONE_AGE &&
+	    c->now - window_young_ns(w) < window_young_ns(w) - w->old_ns)
+		return;
+	w->young_top = s - 2 < ROCEVAL_WINDOW_ONE_AGE ? s - 2 : ROCEVAL_WINDOW_ONE_AGE - 1;
+	w->young_t = window_offset(c);
+}
+
+/*
+ * The window of the flow in `slot`, on the live sweep: its holes older
+ * than reorder_time are losses, and its fills, when the last came longer
+ * than reorder_time ago, were reordered.  1 while it stays open; once
+ * empty, its bit of window_open (`word`) is cleared under its lock, where
+ * a request that opens it again sets it.  The flow's state is the frames'
+ * to write: one that finds its window emptied here closes it.
+ */
+__noinline int roceval_reorder_idle(__u32 slot, __u64 *word)
 {
 	struct reorder_ctx c;
-	__u64 now;
+	bool open;
 
-	if (!reorder_ctx(slot, &c) || !(c.f->req.state & SPACE_WINDOW))
+	if (!reorder_ctx(slot, &c))
 		return 0;
-	now = frame_time_ns();
-	if (!window_aged(&c, now, c.w->jump_ns) || (c.w->fills && !window_aged(&c, now, c.w->fill_ns)))
-		return 1;
-	c.f->req.state &= ~SPACE_WINDOW;
-	window_fills_reordered(c.cnt, c.f, c.w);
-	window_settle(c.cnt, c.f, c.w, ROCEVAL_REORDER_MAX, c.win);
-	return 0;
+	c.now = frame_time_ns();
+	bpf_spin_lock(&c.w->lock);
+	/* the bit may be a CE window's or a go-back's: a slot's window left behind by an evicted flow is not its own */
+	open = c.f->req.state & SPACE_WINDOW;
+	if (open) {
+		window_age(&c);
+		if (c.w->fills && window_aged(&c, c.w->old_ns + ((__u64)c.w->fill_t << ROCEVAL_WINDOW_TIME_SHIFT)))
+			window_fills_reordered(&c);
+		open = !window_empty(&c);
+	}
+	/* a CE window flags its flow before it sets the bit (slot_marked), so none is lost here */
+	if (!open && !c.f->cc_wait && word)
+		__sync_fetch_and_and(word, ~(1ULL << (slot & 63)));
+	bpf_spin_unlock(&c.w->lock);
+	reorder_tally(&c);
+	return open;
 }
 
 struct sweep_state {
-	__u64 bits; /* the word being swept: the windows it had */
-	__u64 open; /* of them, those still open */
-	__u32 word;
-	bool any;   /* a window is still open somewhere */
+	__u64 *word; /* the word of window_open being swept */
+	__u64 bits;  /* the windows it had */
+	__u32 base;  /* the slot of its bit 0 */
+	bool any;    /* a window is still open somewhere */
 };
 
 /* cnp.bpf.h: a CE window waiting on the slot's flow, judged if overdue; 1 while it waits */
@@ -402,14 +571,19 @@ int roceval_cc_idle(__u32 slot);
 static long sweep_bit(__u64 b, void *ctx)
 {
 	struct sweep_state *st = ctx;
-	__u32 slot = st->word * 64 + (b & 63);
+	__u32 slot = st->base + (b & 63);
+	bool waits;
 
-	if (((st->bits >> (b & 63)) & 1) && (roceval_reorder_idle(slot) | roceval_cc_idle(slot)))
-		st->open |= 1ULL << (b & 63);
+	if (!((st->bits >> (b & 63)) & 1))
+		return 0;
+	/* first, so that a CE window it settles lets the bit go in this pass */
+	waits = roceval_cc_idle(slot);
+	if (roceval_reorder_idle(slot, st->word) || waits)
+		st->any = true;
 	return 0;
 }
 
-/* One word of window_open: its windows settled if idle, the bits of those closed cleared. */
+/* One word of window_open: its windows settled as far as they have aged. */
 static long sweep_word(__u64 i, void *ctx)
 {
 	struct sweep_state *st = ctx;
@@ -418,14 +592,10 @@ static long sweep_word(__u64 i, void *ctx)
 
 	if (!word || !*word)
 		return 0;
+	st->word = word;
 	st->bits = *word;
-	st->open = 0;
-	st->word = k;
+	st->base = k * 64;
 	bpf_loop(64, sweep_bit, st, 0);
-	/* a window opened since the read keeps its bit */
-	__sync_fetch_and_and(word, ~(st->bits & ~st->open));
-	if (st->open)
-		st->any = true;
 	return 0;
 }
 
@@ -442,15 +612,12 @@ static int sweep_fire(void *map, __u32 *key, struct reorder_sweep *sw)
 	return 0;
 }
 
-/* The window of the flow in `slot` opens: its bit set, and live the timer armed if it is not. */
-static __always_inline void window_opened(__u32 slot)
+/* A window opened: live, the sweep's timer armed if it is not. */
+static __always_inline void sweep_arm(void)
 {
-	__u32 k = slot / 64, zero = 0;
-	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
+	__u32 zero = 0;
 	struct reorder_sweep *sw;
 
-	if (word)
-		__sync_fetch_and_or(word, 1ULL << (slot & 63));
 	if (replay_clock)
 		return;
 	sw = bpf_map_lookup_elem(&reorder_sweep, &zero);
@@ -463,27 +630,62 @@ static __always_inline void window_opened(__u32 slot)
 }
 
 /*
+ * Something other than a reorder window waits on the flow in `slot`, for
+ * the sweep or a replay's end to judge: a CE window (cnp.bpf.h), a go-back
+ * awaiting its NAK's PSN (retx.bpf.h).  Its bit set outside any window's
+ * lock: the waiter's own flag is set first, and the sweep reads that flag
+ * before it lets a bit go.
+ */
+static __always_inline void slot_marked(__u32 slot)
+{
+	__u32 k = slot / 64;
+	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
+
+	if (word)
+		__sync_fetch_and_or(word, 1ULL << (slot & 63));
+}
+
+/*
  * A request at or ahead of the expected PSN of the flow in `slot`, whose
  * window is open or that jumps h > 0 PSNs, consuming n: the fills before it
- * were reordered, the window moves on, and a jump opens it.  In order, a
- * flow whose window is closed never comes here.
+ * were reordered, the holes aged past reorder_time lost, the window moves
+ * on, and a jump into an empty window opens it.  In order, a flow whose
+ * window is closed never comes here.
  */
 __noinline int roceval_reorder_ahead(__u32 slot, __u32 h, __u32 n, __u32 broken)
 {
+	__u32 k = slot / 64;
+	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
 	struct reorder_ctx c;
+	bool was_empty;
 
 	if (!reorder_ctx(slot, &c))
 		return 0;
-	if (!(c.f->req.state & SPACE_WINDOW)) {
-		__builtin_memset(c.w, 0, sizeof(*c.w));
-		c.f->req.state |= SPACE_WINDOW;
-		window_opened(slot);
-	}
-	window_fills_reordered(c.cnt, c.f, c.w);
-	window_advance(c.cnt, c.f, c.w, c.win, h, n, broken);
 	if (h)
-		c.w->jump_ns = frame_time_ns();
-	window_close_if_empty(c.f, c.w, c.win);
+		c.now = frame_time_ns();
+	bpf_spin_lock(&c.w->lock);
+	if (!(c.f->req.state & SPACE_WINDOW)) {
+		c.w->missing[0] = c.w->missing[1] = c.w->seq[0] = c.w->seq[1] = 0;
+		c.w->fills = 0;
+		c.w->young_top = ROCEVAL_WINDOW_ONE_AGE;
+		c.f->req.state |= SPACE_WINDOW;
+	}
+	window_fills_reordered(&c);
+	was_empty = window_empty(&c);
+	window_advance(&c, h, n, broken);
+	if (h)
+		window_jumped(&c, h + n);
+	else
+		window_ages(&c);
+	window_close_if_empty(&c);
+	/* the sweep clears the bit of a window it found empty, under this lock */
+	was_empty = was_empty && !window_empty(&c);
+	if (was_empty && word)
+		__sync_fetch_and_or(word, 1ULL << (slot & 63));
+	bpf_spin_unlock(&c.w->lock);
+	reorder_tally(&c);
+	if (was_empty)
+		sweep_arm();
 	return 0;
 }
 
@@ -491,22 +693,20 @@ __noinline int roceval_reorder_ahead(__u32 slot, __u32 h, __u32 n, __u32 broken)
  * Filled holes at `psn` and the n - 1 PSNs after it: the first missing
  * request PSN, which a NAK must name, moves on to the oldest hole left.
  */
-static __always_inline void window_fill(struct roceval_flow *f, struct roceval_flow_window *w, __u32 psn,
-					__u32 i, __u32 n, __u32 win)
+static __always_inline void window_fill(struct reorder_ctx *c, __u32 psn, __u32 i, __u32 n)
 {
-	struct bits m = { w->missing[0], w->missing[1] }, filled;
+	struct roceval_flow *f = c->f;
+	struct bits m = window_missing(c->w), filled;
 
 	n = n < i + 1 ? n : i + 1;
 	filled = bits_and(bits_below(i + 1), bits_not(bits_below(i + 1 - n)));
 	m = bits_and(m, bits_not(filled));
-	w->missing[0] = m.lo;
-	w->missing[1] = m.hi;
+	window_set_missing(c->w, m);
 	if (!(f->retx_missing & ROCEVAL_RETX_HELD) || ((f->retx_missing - psn) & ROCE_PSN_MASK) >= n)
 		return;
-	m = bits_and(m, bits_below(win));
+	m = bits_and(m, bits_below(c->win));
 	f->retx_missing = m.lo | m.hi ? ((f->req.next_psn - 2 - bits_top(m)) & ROCE_PSN_MASK) | ROCEVAL_RETX_HELD : 0;
 }
-
 
 /* The request at `psn` (consuming n) filled hole i: it awaits its verdict with the fills before it. */
 static __always_inline void window_fill_wait(struct reorder_ctx *c, __u32 psn, __u32 i, __u32 n)
@@ -516,12 +716,13 @@ static __always_inline void window_fill_wait(struct reorder_ctx *c, __u32 psn, _
 	if (w->fills && psn == w->fill_next && n == 1 && ((w->fill_next - w->fill_from) & ROCE_PSN_MASK) == w->fills) {
 		w->fills++;
 	} else {
-		window_fills_reordered(c->cnt, c->f, w);
+		window_fills_reordered(c);
 		w->fill_from = psn;
 		w->fills = 1;
 	}
 	w->fill_next = (psn + n) & ROCE_PSN_MASK;
-	window_fill(c->f, w, psn, i, n, c->win);
+	w->fill_t = window_offset(c);
+	window_fill(c, psn, i, n);
 }
 
 /*
@@ -534,15 +735,13 @@ static __always_inline int window_fills_goback(struct reorder_ctx *c, struct roc
 	struct roceval_flow_window *w = c->w;
 	__u32 first = (c->f->req.next_psn - 2 - w->fill_from) & ROCE_PSN_MASK;
 	__u32 last = (c->f->req.next_psn - 1 - w->fill_next) & ROCE_PSN_MASK;
-	struct bits m = bits_or((struct bits){ w->missing[0], w->missing[1] },
-				bits_and(bits_below(first + 1), bits_not(bits_below(last))));
+	struct bits m = bits_or(window_missing(w), bits_and(bits_below(first + 1), bits_not(bits_below(last))));
 	int fills = w->fills;
 
-	w->missing[0] = m.lo;
-	w->missing[1] = m.hi;
+	window_set_missing(w, m);
 	w->fills = 0;
 	s->goback = w->fill_from | ROCEVAL_RETX_HELD;
-	window_settle(c->cnt, c->f, c->w, first, c->win);
+	window_settle(c, first);
 	return fills;
 }
 
@@ -564,23 +763,25 @@ __noinline int roceval_reorder_behind(__u32 slot, __u32 n, __u32 reliable)
 	if (!s || !reorder_ctx(slot, &c))
 		return 0;
 	psn = s->fi.psn;
-	i = (c.f->req.next_psn - 2 - psn) & ROCE_PSN_MASK;
 	n = n ? n : 1;
-	if (i < c.win && bits_test((struct bits){ c.w->missing[0], c.w->missing[1] }, i)) {
-		__u64 now = frame_time_ns();
-
-		/* its hole opened longer ago than reorder_time: a retransmission */
-		if (!window_aged(&c, now, c.w->jump_ns)) {
-			c.w->fill_ns = now;
-			window_fill_wait(&c, psn, i, n);
-			return 1;
-		}
-		window_settle(c.cnt, c.f, c.w, ROCEVAL_REORDER_MAX, c.win);
+	c.now = frame_time_ns();
+	bpf_spin_lock(&c.w->lock);
+	/* a hole older than reorder_time is a loss, and what fills it a retransmission */
+	window_age(&c);
+	i = (c.f->req.next_psn - 2 - psn) & ROCE_PSN_MASK;
+	if (i < c.win && bits_test(window_missing(c.w), i)) {
+		window_fill_wait(&c, psn, i, n);
+		window_ages(&c);
+		v = 1;
+	} else {
+		if (c.w->fills && reliable && psn == c.w->fill_next)
+			v = -window_fills_goback(&c, s);
+		window_fills_reordered(&c);
+		window_ages(&c);
+		window_close_if_empty(&c);
 	}
-	if (c.w->fills && reliable && psn == c.w->fill_next)
-		v = -window_fills_goback(&c, s);
-	window_fills_reordered(c.cnt, c.f, c.w);
-	window_close_if_empty(c.f, c.w, c.win);
+	bpf_spin_unlock(&c.w->lock);
+	reorder_tally(&c);
 	return v;
 }
 

@@ -146,6 +146,65 @@ static __always_inline bool psn_within(__u32 p, __u32 from, __u32 to)
 }
 
 /*
+ * A go-back after a NAK that started past the NAK's PSN waits for that PSN:
+ * retransmissions take the paths first transmissions took, and come out of
+ * order as they do.  How far past it the newest retransmission is, when
+ * one awaits it (retx_nak, no longer HELD).
+ */
+static __always_inline __u32 retx_go_back_awaited(const struct roceval_flow *f)
+{
+	return (f->retx_nak & ROCEVAL_RETX_HELD) ? 0 : f->retx_nak >> ROCEVAL_RETX_LATE_SHIFT;
+}
+
+/*
+ * The NAK's PSN awaited by the flow in `slot` never came back before new
+ * requests, another NAK or the replay's end: the go-back skipped it.
+ * Global, so verified once, not in every path of a new request's frame.
+ */
+__noinline int roceval_go_back_skipped(__u32 slot)
+{
+	__u32 zero = 0;
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+
+	if (!cnt || !f || !retx_go_back_awaited(f))
+		return 0;
+	f->retx_nak = 0;
+	flow_settled(cnt, f, RULE_GO_BACK_LATE, 1, true);
+	return 0;
+}
+
+/*
+ * A retransmission (at `psn`) while the flow in `slot` awaits the NAK's
+ * PSN: that PSN is the go-back reordered, its start after all; one further
+ * past it than reorder_window leaves it skipped.  Global, so verified once.
+ */
+__noinline int roceval_go_back_resent(__u32 slot, __u32 psn)
+{
+	__u32 zero = 0, from, d, past;
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+
+	if (!cnt || !cfg || !f)
+		return 0;
+	from = f->retx_nak & ROCE_PSN_MASK;
+	d = retx_go_back_awaited(f);
+	past = (psn - from) & ROCE_PSN_MASK;
+	if (psn == from) {
+		f->retx_nak = 0;
+		f->retx_from = from | ROCEVAL_RETX_HELD | ROCEVAL_RETX_AFTER_NAK;
+		reorder_count(cnt, f, d, 1);
+	} else if (past > d && past < ROCE_PSN_WINDOW) {
+		if (past > reorder_win(cfg))
+			roceval_go_back_skipped(slot);
+		else
+			f->retx_nak = from | past << ROCEVAL_RETX_LATE_SHIFT;
+	}
+	return 0;
+}
+
+/*
  * A NAK to requests whose flow is `r`.  A PSN sequence error NAK must name
  * the first request PSN missing, as far as this observer saw.  Its PSN is
  * where the requester must go back to (an RNR NAK's too).  When the pairing
@@ -165,6 +224,7 @@ static __always_inline void retx_nak(struct roceval_scratch *s, struct roceval_c
 		return;
 	if (seq_err && gap && fi->psn != missing)
 		violate(s, cnt, RULE_NAK_PSN_WRONG);
+	roceval_go_back_skipped(r->cold);
 	r->retx_nak = fi->psn | ROCEVAL_RETX_HELD;
 	r->nak_t = s->now_t;
 	r->nak_rnr = (seq_err ? 0 : ROCEVAL_NAK_RNR | ((fi->aeth >> 24) & 0x1F)) | (s->timed ? 0 : ROCEVAL_NAK_UNTIMED);
@@ -255,14 +315,15 @@ static __always_inline void retx_after_nak(struct roceval_scratch *s, struct roc
 }
 
 /*
- * An episode opens at `start`: after a NAK, where the NAK said; without
+ * An episode opens at `start`: after a NAK, where the NAK said (a start
+ * past it within `win`, reorder_window, awaits the NAK's PSN); without
  * one, a timeout.  The holes of the reorder window it goes back over are
  * losses.  `late`: it started with requests seen as fills of the window
  * (s->goback), gone now, so nothing of the first one is judged.
  */
 static __always_inline void retx_episode(struct roceval_scratch *s, struct roceval_counters *cnt,
 					 struct roceval_flow *f, const struct roceval_retx_slot *held, __u32 start,
-					 bool late)
+					 bool late, __u32 win)
 {
 	f->req.state |= SPACE_IN_RETX;
 	f->retx_from = start | ROCEVAL_RETX_HELD;
@@ -273,13 +334,22 @@ static __always_inline void retx_episode(struct roceval_scratch *s, struct rocev
 			retx_timeout_early(s, cnt, held);
 			retx_read_rerequest(s, cnt, f);
 		}
+		f->retx_nak = 0;
 	} else {
-		if (start != (f->retx_nak & ROCE_PSN_MASK))
-			violate(s, cnt, psn_ahead(f->retx_nak, start) ? RULE_GO_BACK_EARLY : RULE_GO_BACK_LATE);
+		__u32 nak = f->retx_nak & ROCE_PSN_MASK, past = (start - nak) & ROCE_PSN_MASK;
+
 		retx_after_nak(s, cnt, f);
 		f->retx_from |= ROCEVAL_RETX_AFTER_NAK;
+		if (psn_ahead(nak, start))
+			violate(s, cnt, RULE_GO_BACK_EARLY);
+		else if (past > win)
+			violate(s, cnt, RULE_GO_BACK_LATE);
+		/* started past it, within reorder_window: the NAK's PSN may yet come, overtaken */
+		f->retx_nak = past && past <= win ? nak | past << ROCEVAL_RETX_LATE_SHIFT : 0;
+		/* a replay's end judges it if the capture ends first */
+		if (f->retx_nak)
+			slot_marked(f->cold);
 	}
-	f->retx_nak = 0;
 	if (!late && (f->req.state & SPACE_WINDOW))
 		roceval_reorder_settle_from(f->cold, start);
 }
@@ -299,6 +369,9 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 	struct frame_info *fi = &s->fi;
 	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
 	bool late = s->goback & ROCEVAL_RETX_HELD;
+	__u32 zero = 0;
+	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	__u32 win = cfg ? reorder_win(cfg) : 0;
 
 	cnt->total[TOTAL_RETX_PACKETS]++;
 	if (late) {
@@ -306,7 +379,9 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 		flow_settled(cnt, f, RULE_RETX_UNCOMPARED, s->goback_fills, false);
 	}
 	if (!(f->req.state & SPACE_IN_RETX))
-		retx_episode(s, cnt, f, held, late ? s->goback & ROCE_PSN_MASK : fi->psn, late);
+		retx_episode(s, cnt, f, held, late ? s->goback & ROCE_PSN_MASK : fi->psn, late, win);
+	else if (retx_go_back_awaited(f))
+		roceval_go_back_resent(f->cold, fi->psn);
 	/* a trace sample of it says which episode it belongs to */
 	fi->retx_from = f->retx_from;
 	if ((f->retx_missing & ROCEVAL_RETX_HELD) && fi->psn == (f->retx_missing & ROCE_PSN_MASK))
@@ -327,12 +402,15 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
  * A new request on a reliable connection ends any episode, is held for
  * comparison and waits for its answer (answer.bpf.h).
  */
-static __always_inline void retx_sent(const struct roceval_scratch *s, struct roceval_flow *f, bool read)
+static __always_inline void retx_sent(const struct roceval_scratch *s, struct roceval_counters *cnt,
+				      struct roceval_flow *f, bool read)
 {
 	const struct frame_info *fi = &s->fi;
 	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
 	__u32 bits = fi->psn | (s->timed ? ROCEVAL_RETX_TIMED | ROCEVAL_RETX_WAITING : 0) | (read ? ROCEVAL_RETX_READ : 0);
 
+	if (__builtin_expect(f->req.state & SPACE_IN_RETX, 0) && retx_go_back_awaited(f))
+		roceval_go_back_skipped(f->cold);
 	f->req.state &= ~SPACE_IN_RETX;
 	if (fi->icrc_known)
 		bits |= ROCEVAL_RETX_HELD | (fi->ackreq ? ROCEVAL_RETX_ACKREQ : 0);

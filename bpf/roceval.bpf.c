@@ -460,9 +460,13 @@ static long replay_end_slot(__u64 b, void *ctx)
 	if (!((e->bits >> (b & 63)) & 1))
 		return 0;
 	f = bpf_map_lookup_elem(&flows, &slot);
-	if (f && f->packets && (f->req.state & SPACE_WINDOW))
+	if (!f || !f->packets)
+		return 0;
+	if (f->req.state & SPACE_WINDOW)
 		roceval_reorder_settle_all(slot);
-	if (f && f->cc_wait)
+	if (retx_go_back_awaited(f))
+		roceval_go_back_skipped(slot);
+	if (f->cc_wait)
 		roceval_cc_idle(slot);
 	return 0;
 }
@@ -484,10 +488,11 @@ static long replay_end_word(__u64 i, void *ctx)
  * The end of a replay (run once after its last batch): no request can fill
  * a hole any more, so every hole still open in a reorder window is a
  * psn_gap and every request awaiting its verdict was reordered; a CE
- * window the capture goes on past cnp_delay after went unanswered.  Only the
- * slots whose bit in window_open is set ever opened a window (a replay
- * never clears the bits), so the end reads a few KB rather than the flow
- * table: a replay of many small files pays it for each.
+ * window the capture goes on past cnp_delay after went unanswered; a
+ * go-back that started past its NAK's PSN and never resent it skipped it.
+ * Only the slots whose bit in window_open is set ever opened a window or
+ * waited so (a replay never clears the bits), so the end reads a few KB
+ * rather than the flow table: a replay of many small files pays it for each.
  */
 SEC("xdp")
 int roceval_replay_end(struct xdp_md *ctx)

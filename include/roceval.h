@@ -219,6 +219,8 @@ static inline struct roceval_flow_place roceval_flow_place(const struct roceval_
 	return p;
 }
 
+#define ROCEVAL_WINDOW_WORDS 2 /* a window's bitmaps: the PSNs behind the newest, up to reorder_window */
+
 /*
  * Sequence state of one PSN space.  A flow carries the requests of one side
  * and the responses to the other side's requests, so it has two.  Requests:
@@ -238,7 +240,19 @@ struct roceval_flow_space {
 #define SPACE_PSN_VALID 0x02 /* requests: next_psn is known (not after a READ of unknown length) */
 #define SPACE_IN_RETX 0x04   /* requests: a retransmission episode is open, no new request since */
 #define SPACE_WINDOW 0x08    /* requests: the flow's reorder window holds holes or fills to settle */
+#define SPACE_OLD_HOLES 0x10 /* responses: a PSN never seen is further behind than `recent` holds */
 #define SPACE_RECENT_PSNS 16
+
+/*
+ * Responses' PSNs never seen further behind the newest than `recent`
+ * holds, up to reorder_window (resp_holes, one slot a flow, the flow's cold
+ * slot): bit i is PSN next_psn - 2 - SPACE_RECENT_PSNS - i.  Reached only
+ * while one is there (SPACE_OLD_HOLES): responses in order, each PSN
+ * answered, never do; coalesced ACKs, which skip PSNs, do.
+ */
+struct roceval_resp_holes {
+	__u64 missing[ROCEVAL_WINDOW_WORDS];
+};
 
 /*
  * A request flow's reorder window (reorder_window), kept apart from the
@@ -252,17 +266,32 @@ struct roceval_flow_space {
  * broken were the run lost.  Requests that filled holes
  * are not judged at once: the request after them tells whether they were
  * reordered or the first of a go-back (the NAK unseen).
+ *
+ * Each hole ages from when it opened.  A request ahead opens holes newer
+ * than every hole open, so the holes' ages follow their PSNs: the window
+ * keeps two, that of its oldest holes (old_ns) and that of the holes at
+ * bits 0 .. young_top, opened by later requests.  A request that jumps
+ * while both are open joins the young ones at their age, which is older
+ * than its own: a hole is never taken for younger than it is.
  */
-#define ROCEVAL_WINDOW_WORDS 2
+#define ROCEVAL_WINDOW_ONE_AGE 0xFF /* young_top: every hole open opened at old_ns */
+#define ROCEVAL_WINDOW_TIME_SHIFT 10 /* young_t, fill_t: ns >> 10 after old_ns */
 struct roceval_flow_window {
 	__u64 missing[ROCEVAL_WINDOW_WORDS];
 	__u64 seq[ROCEVAL_WINDOW_WORDS];
-	__u64 jump_ns;	  /* when the last hole opened (frame time) */
-	__u64 fill_ns;	  /* when the last fill came */
+	__u64 old_ns;	  /* when the oldest holes open opened (frame time) */
+	__u32 young_t;	  /* when those at bits 0 .. young_top did, after old_ns */
+	__u32 fill_t;	  /* when the last fill came, after old_ns */
 	__u32 fill_from;  /* the fills awaiting their verdict: the first's PSN */
 	__u32 fill_next;  /* and the PSN after the last */
+#ifdef __bpf__
+	struct bpf_spin_lock lock; /* the live sweep settles windows from another CPU */
+#else
+	__u32 lock;
+#endif
 	__u16 fills;	  /* how many: 0 for none */
-	__u8 pad[6];
+	__u8 young_top;	  /* ROCEVAL_WINDOW_ONE_AGE: none younger */
+	__u8 pad;
 } __attribute__((aligned(64)));
 
 _Static_assert(ROCEVAL_REORDER_MAX < 64 * ROCEVAL_WINDOW_WORDS, "the window's bitmaps hold the bit past it");
@@ -283,6 +312,7 @@ _Static_assert(sizeof(struct roceval_flow_window) == 64, "a window is one cache 
 #define ROCEVAL_NAK_RNR 0x80	/* nak_rnr: an RNR NAK, its timer code in the low 5 bits */
 #define ROCEVAL_NAK_UNTIMED 0x40 /* nak_rnr: the NAK had no time (see frame_clock) */
 #define ROCEVAL_RETX_AFTER_NAK 0x40000000u /* retx_from: the episode followed a NAK */
+#define ROCEVAL_RETX_LATE_SHIFT 24 /* retx_nak, no longer HELD: how far past the NAK's PSN its go-back started */
 
 struct roceval_retx_slot {
 	__u32 psn_bits; /* PSN | ROCEVAL_RETX_* */
@@ -329,7 +359,8 @@ struct roceval_flow {
 	__u8 nak_rnr;	    /* the last NAK to these requests: ROCEVAL_NAK_* | an RNR NAK's timer code */
 	__u8 misses;	    /* responses in miss_window whose requests were not found, in a row */
 	__u32 retx_missing; /* first request PSN missing since a psn_gap | ROCEVAL_RETX_HELD */
-	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent */
+	__u32 retx_nak;	    /* PSN of the last NAK to these requests | ROCEVAL_RETX_HELD, until resent; then, */
+			    /* while a go-back that started past it awaits it, | how far << ROCEVAL_RETX_LATE_SHIFT */
 	__u32 retx_from;    /* the last episode's first PSN | ROCEVAL_RETX_HELD | ROCEVAL_RETX_AFTER_NAK */
 	__u32 nak_t;	    /* when that NAK was seen, ns >> ROCEVAL_LAT_TIME_SHIFT */
 	__u16 hint_window;  /* the PSN window last put in the hints for these requests | 0x8000 */

@@ -69,7 +69,7 @@ enum roceval_severity {
 	X(GO_BACK_EARLY, "go_back_early", SEV_WARNING, "IBA 9.9.2",                          \
 	  "retransmission after a NAK that starts before the NAK's PSN (go-back-0 or over-retransmission)") \
 	X(GO_BACK_LATE, "go_back_late", SEV_ERROR, "IBA 9.9.2",                              \
-	  "retransmission after a NAK that starts after the NAK's PSN (data skipped)") \
+	  "retransmission after a NAK that starts after the NAK's PSN and never resends it (data skipped): at once further past it than reorder_window, else once a new request, another NAK or a replay's end comes first (then on the totals and the flow, so trace does not sample it)") \
 	X(RETX_TIMEOUT_EARLY, "retx_timeout_early", SEV_WARNING, "IBA 9.7.6.1, 12.6 (REQ Local ACK Timeout)", \
 	  "timeout-driven retransmission sooner after the request's previous transmission than the ACK timeout its CM REQ announced (4.096 us x 2^t)") \
 	X(RNR_RETRY_EARLY, "rnr_retry_early", SEV_ERROR, "IBA 9.7.5.2.8",                      \

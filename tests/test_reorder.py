@@ -112,6 +112,69 @@ def test_a_hole_that_opened_long_ago_is_a_loss(tmp_path):
     assert judge(tmp_path, sends(order), "--set", "reorder_time=0", gap=1)[0] == {"psn_reorder": 1}
 
 
+def rules_at(tmp_path, frames, times, *opts):
+    r = replay(tmp_path, frames, *opts, times=times)
+    return {k: v for k, v in nonzero_rules(r).items() if k in SEQ}, r
+
+
+def late_fill(swaps, **kw):
+    """SEND_ONLY every 20 us, PSN 5 100 places late (2 ms after its hole opened), and when `swaps`
+    a pair swapped every 10 packets from PSN 12 on: (frames, times)."""
+    order = list(range(120))
+    if swaps:
+        for i in range(12, 118, 10):
+            order[i], order[i + 1] = order[i + 1], order[i]
+    order.remove(5)
+    order.insert(order.index(104) + 1, 5)
+    return sends(order, **kw), [i * 20 * US for i in range(len(order))]
+
+
+LOSS = {"psn_gap": 1, "psn_duplicate": 1, "retx_episode": 1, "retx_timeout": 1, "retx_uncompared": 1}
+
+
+@pytest.mark.parametrize("ipv6", [False, True], ids=["ipv4", "ipv6"])
+def test_an_old_hole_ages_by_its_own_clock(tmp_path, ipv6):
+    # the swaps open and fill holes of their own while 5's stays open: they leave it as old as it is
+    kw = {"ipv6": True, "src": None, "dst": None} if ipv6 else {}
+    got, r = rules_at(tmp_path, *late_fill(False, **kw))
+    assert got == LOSS
+    got, r = rules_at(tmp_path, *late_fill(True, **kw))
+    assert got == LOSS | {"psn_reorder": 11}
+    assert r["reorder"]["sum_psns"] == 11
+
+
+def test_one_swap_before_the_fill_leaves_an_old_hole_old(tmp_path):
+    # 25 us apart: 5's hole opens at 125 us, 47 and 48 swap at 1050 us, 5 comes at 1500 us
+    order = [i for i in range(70) if i != 5]
+    order[42], order[43] = order[43], order[42]
+    order.insert(60, 5)
+    times = [i * 25 * US for i in range(len(order))]
+    assert rules_at(tmp_path, sends(order), times)[0] == LOSS | {"psn_reorder": 1}
+    # the swap's own hole, opened after 5's aged, is as young as it is: reordered, and 5 a gap
+    order.remove(5)
+    order[50], order[51] = order[51], order[50]
+    assert rules_at(tmp_path, sends(order), times[:-1])[0] == {"psn_gap": 1, "psn_reorder": 2}
+    # three ages at once (losses at 1, 71 and 105 left open): a swap 1 ms after the second loss is
+    # not taken for as old as it
+    order, at = [0, 70, 104, 194, 196, 195], [0, 1005, 1497, 2535, 2544, 2545]
+    assert rules_at(tmp_path, sends(order), [t * US for t in at])[0] == {"psn_gap": 3, "psn_reorder": 1}
+
+
+def test_reordering_that_never_stops_is_never_a_loss(tmp_path):
+    # a pair swapped every 4 packets for 8 ms, 100 us apart: holes always come and go, none ages
+    order = list(range(80))
+    for i in range(1, 79, 4):
+        order[i], order[i + 1] = order[i + 1], order[i]
+    got, r = judge(tmp_path, sends(order), gap=100 * US)
+    assert got == {"psn_reorder": 20}
+    # two holes at a time, each opened by a jump of its own: 2 over 1, 4 over 3, then 1 and 3
+    order = []
+    for b in range(0, 80, 5):
+        order += [b, b + 2, b + 4, b + 1, b + 3]
+    got, r = judge(tmp_path, sends(order), gap=100 * US)
+    assert got == {"psn_reorder": 32}
+
+
 def test_a_real_duplicate(tmp_path):
     # PSN 5 seen, then seen again: a retransmission, compared with its first transmission
     got, r = judge(tmp_path, sends([0, 1, 2, 3, 4, 5, 6, 5, 7]))
@@ -197,10 +260,31 @@ def test_overtaking_acks(tmp_path):
     assert got == {"psn_reorder": 1}
     assert r["reorder"]["buckets"] == [{"le_psns": 1, "count": 1}]
     assert judge(tmp_path, frames, "--set", "reorder_window=0")[0] == {"msn_regress": 1}
+    # behind the first seen, where the capture began: not known missing, no reordering
+    assert judge(tmp_path, [resp("ACKNOWLEDGE", 11, msn=6), resp("ACKNOWLEDGE", 10, msn=5),
+                            resp("ACKNOWLEDGE", 12, msn=7)])[0] == {}
     # an ACK repeated (a duplicate request's), newest or not, is no reordering
     frames = [resp("ACKNOWLEDGE", 9, msn=4), resp("ACKNOWLEDGE", 11, msn=6), resp("ACKNOWLEDGE", 11, msn=6),
               resp("ACKNOWLEDGE", 9, msn=6), resp("ACKNOWLEDGE", 12, msn=7)]
     assert judge(tmp_path, frames)[0] == {}
+
+
+def test_acks_overtaken_further_than_16_psns(tmp_path):
+    # ACK 120 overtaken by the 20 after it: reordered, 20 PSNs behind; one seen, 20 behind, again: not
+    acks = [resp("ACKNOWLEDGE", 100 + i, msn=i) for i in range(41) if i != 20]
+    frames = acks + [resp("ACKNOWLEDGE", 120, msn=20), resp("ACKNOWLEDGE", 121, msn=40)]
+    got, r = judge(tmp_path, frames)
+    assert got == {"psn_reorder": 1}
+    assert r["reorder"]["buckets"] == [{"le_psns": 32, "count": 1}] and r["reorder"]["sum_psns"] == 20
+    # further than reorder_window: judged as it comes, an MSN gone back
+    assert judge(tmp_path, frames, "--set", "reorder_window=16")[0] == {"msn_regress": 1}
+    # coalesced, one every 4 PSNs: 160 overtaken by 164 .. 200, 40 behind; 120 and 122 (never
+    # acknowledged, within the window) repeated or late
+    acks = [resp("ACKNOWLEDGE", 100 + 4 * i, msn=i) for i in range(26) if i != 15]
+    frames = acks + [resp("ACKNOWLEDGE", 160, msn=15), resp("ACKNOWLEDGE", 120, msn=25),
+                     resp("ACKNOWLEDGE", 122, msn=5)]
+    got, r = judge(tmp_path, frames)
+    assert got == {"psn_reorder": 2} and r["reorder"]["sum_psns"] == 40 + 78
 
 
 def reuse(first_psn=0x9F931B, second_psn=0x123456, wrong=False):

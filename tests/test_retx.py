@@ -185,6 +185,32 @@ def test_go_back_skipping_data(tmp_path):
     assert got == {"psn_gap": 1, "psn_duplicate": 1, "retx_episode": 1, "go_back_late": 1}
 
 
+@pytest.mark.parametrize("resend, behind", [((3, 2, 4, 5, 6, 7), 1), ((3, 4, 2, 5, 6, 7), 2),
+                                             ((2, 3, 4, 5, 6, 7), 0)])
+def test_a_go_back_reordered_on_the_way(tmp_path, resend, behind):
+    # 0 1 3 4 5 sent, 2 lost, NAK(2): the go-back's first packets take the paths the first ones did
+    c = cm_mad.Conn()
+    p0 = c.b_psn
+    frames = c.handshake() + [c.to_b("SEND_ONLY", p0 + i, 64) for i in (0, 1, 3, 4, 5)]
+    frames.append(c.to_a("ACKNOWLEDGE", p0 + 2, syndrome=NAK_PSN_SEQ))
+    frames += [c.to_b("SEND_ONLY", p0 + i, 64) for i in resend]
+    frames.append(c.to_a("ACKNOWLEDGE", p0 + 7, msn=7))
+    r = replay(tmp_path, frames)
+    assert {k: v for k, v in nonzero_rules(r).items() if k in GO_BACK} == {
+        "psn_gap": 1, "psn_duplicate": 4, "retx_episode": 1, "retx_uncompared": 1}
+    assert (r["rules"]["psn_reorder"], r["reorder"]["sum_psns"]) == (1 if behind else 0, behind)
+    # 2 never resent, up to the end of the capture: skipped
+    r = replay(tmp_path, frames[:-7] + [c.to_b("SEND_ONLY", p0 + i, 64) for i in (3, 4, 5)])
+    assert {k: v for k, v in nonzero_rules(r).items() if k in GO_BACK} == {
+        "psn_gap": 1, "psn_duplicate": 3, "retx_episode": 1, "go_back_late": 1}
+    # 2 not resent before the first new request: skipped, and its late copy starts an episode
+    frames = frames[:-7] + [c.to_b("SEND_ONLY", p0 + i, 64) for i in (3, 4, 5, 6, 2, 7)]
+    r = replay(tmp_path, frames)
+    assert {k: v for k, v in nonzero_rules(r).items() if k in GO_BACK} == {
+        "psn_gap": 1, "psn_duplicate": 4, "retx_episode": 2, "retx_uncompared": 1, "retx_timeout": 1,
+        "go_back_late": 1}
+
+
 def test_rnr_nak_retry_starts_at_its_psn(tmp_path):
     c = cm_mad.Conn()
     assert go_back(tmp_path, lossy(c, 1, [1, 2, 3, 4], NAK_RNR, lose=False)) == {

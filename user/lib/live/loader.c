@@ -41,6 +41,7 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 	bpf_map__set_max_entries(skel->maps.flows, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.flow_cold, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.flow_window, sets * ROCEVAL_FLOW_WAYS);
+	bpf_map__set_max_entries(skel->maps.resp_holes, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.window_open, (sets * ROCEVAL_FLOW_WAYS + 63) / 64);
 	skel->rodata->window_words = (sets * ROCEVAL_FLOW_WAYS + 63) / 64;
 	bpf_map__set_max_entries(skel->maps.flow_sets, sets);
