@@ -41,9 +41,9 @@ struct one_map {
 
 struct map_reset {
 	int n;
-	void *zeros;	    /* a value of the largest map, of every CPU for a per-CPU one */
+	void *zeros;	    /* ZERO: RESET_KEYS values of the largest map, of every CPU for a per-CPU one */
 	size_t zeros_size;
-	void *keys;	    /* EMPTY: RESET_KEYS keys of the largest, gathered before they are deleted */
+	void *keys;	    /* RESET_KEYS keys of the largest: EMPTY's gathered before they are deleted, ZERO's indexes */
 	size_t keys_size;
 	struct one_map m[];
 };
@@ -175,8 +175,12 @@ static int buffers(struct map_reset *m)
 		const struct bpf_map *map = m->m[i].map;
 		size_t keys = (size_t)bpf_map__key_size(map) * RESET_KEYS;
 
-		if (m->m[i].how == ZERO && entry_size(map) > m->zeros_size)
-			m->zeros_size = entry_size(map);
+		size_t zeros = entry_size(map) * (bpf_map__max_entries(map) < RESET_KEYS ? bpf_map__max_entries(map) : RESET_KEYS);
+
+		if (m->m[i].how == ZERO && zeros > m->zeros_size)
+			m->zeros_size = zeros;
+		if (m->m[i].how == ZERO && sizeof(__u32) * RESET_KEYS > m->keys_size)
+			m->keys_size = sizeof(__u32) * RESET_KEYS;
 		if (m->m[i].how == EMPTY && keys > m->keys_size)
 			m->keys_size = keys;
 	}
@@ -220,11 +224,22 @@ struct map_reset *map_reset_new(struct roceval_bpf *skel)
 	return m;
 }
 
+/*
+ * An array that cannot be mapped (per-CPU, or holding a spin lock or timer)
+ * written with zeros RESET_KEYS entries a call: one call an entry made the
+ * reset of a 65536-flow table cost 0.15 s a file.
+ */
 static int zero_each(struct map_reset *m, const struct one_map *o)
 {
-	for (__u32 k = 0; k < bpf_map__max_entries(o->map); k++)
-		if (bpf_map_update_elem(o->fd, &k, m->zeros, BPF_EXIST))
+	__u32 max = bpf_map__max_entries(o->map), *keys = m->keys, n;
+
+	for (__u32 k = 0; k < max; k += n) {
+		n = max - k < RESET_KEYS ? max - k : RESET_KEYS;
+		for (__u32 i = 0; i < n; i++)
+			keys[i] = k + i;
+		if (bpf_map_update_batch(o->fd, keys, m->zeros, &n, NULL))
 			return -errno;
+	}
 	return 0;
 }
 
