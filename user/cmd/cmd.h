@@ -39,6 +39,17 @@ struct cmd_opt {
 /* Keys of options without a short letter: OPT_LONG, OPT_LONG + 1, ... */
 #define OPT_LONG 0x100
 /* The end of a table. */
+/* The settings replay and feed take as options: the program's, for frames it runs from a capture. */
+#define CMD_OPTS_OFFLINE_SETTINGS                                                                          \
+	{ .name = "pmtu", .key = 'm', .arg = required_argument, .meta = "N",                               \
+	  .help = "the path MTU the senders use (settings: pmtu)" },                                       \
+	{ .name = "pkey", .key = 'k', .arg = required_argument, .meta = "LIST",                            \
+	  .help = "allowed P_Keys, comma-separated (settings: pkeys); also --pkeys" },                     \
+	{ .name = "pkeys", .key = 'k', .arg = required_argument },                                          \
+	{ .name = "port", .key = 'p', .arg = required_argument, .meta = "N",                               \
+	  .help = "also validate UDP port N as RoCEv2 (repeatable, up to 4)" },                            \
+	{ .name = "set", .key = 's', .arg = required_argument, .meta = "KEY=VAL",                          \
+	  .help = "any run-time setting, as 'roceval config' takes them" }
 #define CMD_OPT_END { NULL, 0, 0, NULL, NULL, NULL, 0, NULL, false, false }
 
 /*

@@ -204,15 +204,7 @@ static const struct cmd_opt feed_opts[] = {
 	{ .name = "flows", .key = 'f', .arg = required_argument, .meta = "N",
 	  .help = "flows the flow table is sized for (default 65536), fixed\n"
 		  "for the name until detached" },
-	{ .name = "pmtu", .key = 'm', .arg = required_argument, .meta = "N",
-	  .help = "the path MTU the senders use (settings: pmtu)" },
-	{ .name = "pkey", .key = 'k', .arg = required_argument, .meta = "LIST",
-	  .help = "allowed P_Keys, comma-separated (settings: pkeys); also --pkeys" },
-	{ .name = "pkeys", .key = 'k', .arg = required_argument },
-	{ .name = "port", .key = 'p', .arg = required_argument, .meta = "N",
-	  .help = "also validate UDP port N as RoCEv2 (repeatable, up to 4)" },
-	{ .name = "set", .key = 's', .arg = required_argument, .meta = "KEY=VAL",
-	  .help = "any run-time setting, as 'roceval config' takes them" },
+	CMD_OPTS_OFFLINE_SETTINGS,
 	CMD_OPT_END,
 };
 

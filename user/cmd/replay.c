@@ -470,15 +470,7 @@ static const struct cmd_opt replay_opts[] = {
 		  "full evicts the oldest of one, counted in flow_evicted;\n"
 		  "the RDMA CM connection table holds N connections (oldest\n"
 		  "open ones evicted are counted in conn_evicted)" },
-	{ .name = "pmtu", .key = 'm', .arg = required_argument, .meta = "N",
-	  .help = "the path MTU the senders use (settings: pmtu)" },
-	{ .name = "pkey", .key = 'k', .arg = required_argument, .meta = "LIST",
-	  .help = "allowed P_Keys, comma-separated (settings: pkeys); also --pkeys" },
-	{ .name = "pkeys", .key = 'k', .arg = required_argument },
-	{ .name = "port", .key = 'p', .arg = required_argument, .meta = "N",
-	  .help = "also validate UDP port N as RoCEv2 (repeatable, up to 4)" },
-	{ .name = "set", .key = 's', .arg = required_argument, .meta = "KEY=VAL",
-	  .help = "any run-time setting, as 'roceval config' takes them" },
+	CMD_OPTS_OFFLINE_SETTINGS,
 	CMD_OPT_END,
 };
 
