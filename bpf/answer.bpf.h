@@ -110,6 +110,7 @@ static __always_inline int answer_pair(const struct frame_info *fi, struct rocev
 	__builtin_memcpy(x->req.daddr, fi->saddr, 16);
 	x->req.dqpn = by_cm && e ? e->peer_qpn : (qpn ? *qpn : 0);
 	x->req.ipv6 = fi->ipv6;
+	x->req.session = fi->key.session;
 	return by_cm;
 }
 

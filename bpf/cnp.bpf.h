@@ -72,7 +72,8 @@ static __always_inline struct roceval_flow *cc_requester(struct roceval_scratch 
 			__builtin_memcpy(x->req.daddr, fi->saddr, 16);
 			x->req.dqpn = e->peer_qpn;
 			x->req.ipv6 = fi->ipv6;
-			x->req.pad[0] = x->req.pad[1] = x->req.pad[2] = 0;
+			x->req.pad = 0;
+			x->req.session = fi->key.session;
 			*by_cm = true;
 			return flow_find(&x->req);
 		}
@@ -324,7 +325,8 @@ static __always_inline void cc_ce(struct roceval_scratch *s, struct roceval_coun
 	__builtin_memcpy(x->req.daddr, x->key.rp, 16);
 	x->req.dqpn = x->key.qpn;
 	x->req.ipv6 = fi->ipv6;
-	x->req.pad[0] = x->req.pad[1] = x->req.pad[2] = 0;
+	x->req.pad = 0;
+	x->req.session = fi->key.session;
 	cc_wait_on(x, flow_find(&x->req));
 }
 

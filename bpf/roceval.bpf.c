@@ -37,6 +37,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "qos.bpf.h"
 #include "cnp.bpf.h"
 #include "pfc.bpf.h"
+#include "mirror.bpf.h"
 
 /*
  * IBA A17.4.2: the variant fields become all ones.  The LRH slot

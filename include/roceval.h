@@ -11,6 +11,7 @@
 #include "roceval_proto.h"
 #include "roceval_settings.h"
 #include "roceval_cc.h"
+#include "roceval_mirror.h"
 
 /*
  * Per-CPU scratch that holds one IP datagram for the ICRC: 8 bytes of 0xFF
@@ -184,7 +185,13 @@ struct roceval_flow_key {
 	__u8 daddr[16];
 	__u32 dqpn;	/* DestQP; for mlx5 DC requests the sending DCI, whose PSN space it is */
 	__u8 ipv6;	/* 16-byte addresses: IPv6, or RoCEv1 GIDs */
-	__u8 pad[3];
+	__u8 pad;
+	/*
+	 * The mirror session the frame came in (its slot in mirror_stats + 1;
+	 * ROCEVAL_MIRROR_BARE, ROCEVAL_MIRROR_UNLISTED): a packet mirrored by two
+	 * switches on its path is two flows' packet, never its own duplicate.
+	 */
+	__u16 session;
 } __attribute__((aligned(8)));
 
 struct roceval_flow_set {

@@ -241,7 +241,19 @@ static inline int rule_set_meets(const struct roceval_rule_set *a, __u64 mask0, 
 	X(MAC_CONTROL_OTHER, "mac_control_other", "mac_control_frames", "kind=\"other\"",    \
 	  "MAC control frames (EtherType 0x8808) of another opcode: 802.3x PAUSE (0x0001) among them") \
 	X(MAC_CONTROL_MALFORMED, "mac_control_malformed", "mac_control_frames", "kind=\"malformed\"", \
-	  "MAC control frames too short for their opcode, as captured, or PFC frames with reserved class-enable bits set: counted, not read")
+	  "MAC control frames too short for their opcode, as captured, or PFC frames with reserved class-enable bits set: counted, not read") \
+	X(MIRROR_FRAMES, "mirror_frames", "mirror_frames", "",                              \
+	  "frames of a mirror session (ERSPAN, GRE-TEB, VXLAN, Geneve) taken out of their encapsulation and judged as bare frames") \
+	X(MIRROR_LOST, "mirror_lost", "mirror_lost_frames", "",                             \
+	  "frames mirror sessions' sequence numbers skipped: lost between the switch and the collector, so verdicts then may miss them") \
+	X(MIRROR_TRUNCATED, "mirror_truncated", "mirror_truncated_frames", "",              \
+	  "mirrored frames the switch cut (ERSPAN T bit): judged as snapped, ICRC unchecked") \
+	X(MIRROR_NESTED, "mirror_nested", "mirror_nested_frames", "",                       \
+	  "mirrored frames that carry another encapsulation: decapsulated once, the inner one judged as a frame (not RoCE)") \
+	X(MIRROR_MALFORMED, "mirror_malformed", "mirror_malformed_frames", "",              \
+	  "frames of a mirror encapsulation whose outer headers are short or wrong (GRE version or length, VXLAN without its I flag, ERSPAN version): not decapsulated") \
+	X(MIRROR_SESSIONS_FULL, "mirror_sessions_full", "mirror_unlisted_frames", "",      \
+	  "mirrored frames of sessions past the 1024 listed: judged, not listed, their sequence numbers not followed")
 
 /*
  * The counter families the totals above are exported in, roceval_<name>_total,
@@ -258,7 +270,13 @@ static inline int rule_set_meets(const struct roceval_rule_set *a, __u64 mask0, 
 	X("retransmitted_frames", "requests resent on reliable connections (RC, XRC, DC)")  \
 	X("timed_frames", "reliable-connection requests and responses timed for latencies, by the clock that timed them") \
 	X("trace_frames", "violating frames sampled to a running trace, or skipped by its rate limit or a full ring buffer") \
-	X("mac_control_frames", "MAC control frames (EtherType 0x8808) by kind: pfc (PFC pause frames), other opcodes, malformed")
+	X("mac_control_frames", "MAC control frames (EtherType 0x8808) by kind: pfc (PFC pause frames), other opcodes, malformed") \
+	X("mirror_frames", "frames of mirror sessions taken out of their encapsulation and judged")   \
+	X("mirror_lost_frames", "frames mirror sessions' sequence numbers skipped (lost before the collector)") \
+	X("mirror_truncated_frames", "mirrored frames the switch cut (ERSPAN T bit), judged as snapped") \
+	X("mirror_nested_frames", "mirrored frames carrying another encapsulation, decapsulated once") \
+	X("mirror_malformed_frames", "frames of a mirror encapsulation with short or wrong outer headers, not decapsulated") \
+	X("mirror_unlisted_frames", "mirrored frames of sessions past the 1024 listed")
 
 enum roceval_total {
 #define ROCEVAL_TOTAL_ENUM(e, id, metric, label, desc) TOTAL_##e,

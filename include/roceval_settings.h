@@ -171,7 +171,17 @@
 	       "the link's speed in Mb/s as ethtool shows it (25000 for 25 Gb/s): PFC pause"   \
 	       SETTING_BREAK "quanta (512 bit times each) are then also reported as time;"     \
 	       SETTING_BREAK "default unknown: quanta only",                                   \
-	       "expected unknown or a speed in Mb/s, 1-1600000")
+	       "expected unknown or a speed in Mb/s, 1-1600000")                               \
+	LIST(vxlan_ports, vxlan_ports, ROCEVAL_MAX_PORTS, 1, 0xFFFF, "none", 0, 0,             \
+	     "none|PORT[,PORT...]",                                                             \
+	     "UDP ports whose VXLAN packets are mirrors to take apart besides 4789 (up to 4;"  \
+	     SETTING_BREAK "Linux's own VXLAN port is 8472); default none",                     \
+	     "expected 'none' or up to 4 UDP ports 1-65535")                                    \
+	LIST(geneve_ports, geneve_ports, ROCEVAL_MAX_PORTS, 1, 0xFFFF, "none", 0, 0,           \
+	     "none|PORT[,PORT...]",                                                             \
+	     "UDP ports whose Geneve packets are mirrors to take apart (up to 4; Geneve's own"  \
+	     SETTING_BREAK "is 6081); default none: Geneve also carries traffic that is no mirror", \
+	     "expected 'none' or up to 4 UDP ports 1-65535")
 
 /* The fields of struct roceval_settings, one or two a row. */
 #define SETTING_FIELD_U32(key, field, ...) __u32 field;

@@ -131,12 +131,13 @@ struct replay_result {
 	struct roceval_latency_hist latency[LAT__COUNT];
 	struct roceval_congestion cc;
 	struct flow_entry *flows;
-	int nflows, conns_fd, ends_fd, rej_fd;
+	struct mirror_entry *mirrors;
+	int nflows, nmirrors, conns_fd, ends_fd, rej_fd;
 };
 
 static int collect(struct replay *r, struct replay_result *res)
 {
-	int err = replay_counters(r, &res->c);
+	int err = replay_counters(r, &res->c), sessions_fd, stats_fd;
 
 	if (err)
 		return err;
@@ -157,6 +158,12 @@ static int collect(struct replay *r, struct replay_result *res)
 		return res->nflows;
 	}
 	cm_annotate(res->ends_fd, res->flows, res->nflows);
+	replay_mirror_fds(r, &sessions_fd, &stats_fd);
+	res->nmirrors = mirrors_collect(sessions_fd, stats_fd, &res->mirrors);
+	if (res->nmirrors < 0) {
+		pr_warn("Couldn't read the mirror sessions: %s", strerror(-res->nmirrors));
+		return res->nmirrors;
+	}
 	return 0;
 }
 
@@ -178,6 +185,7 @@ static void print_json(const struct replay_result *res, const struct replay_opts
 	congestion_json(&w, &res->cc, o->cfg);
 	cm_rej_json(&w, res->rej_fd);
 	cm_connections_json(&w, res->conns_fd);
+	mirrors_json(&w, res->mirrors, res->nmirrors);
 	flows_json(&w, res->flows, res->nflows, o->top);
 	json_object_end(&w);
 	json_end(&w);
@@ -209,6 +217,7 @@ static void print_text(const struct replay_result *res, const struct replay_opts
 	latency_print(stdout, res->latency);
 	reorder_print(stdout, &res->c);
 	congestion_print(stdout, &res->cc, o->cfg);
+	mirrors_print_table(stdout, res->mirrors, res->nmirrors);
 	flows_print_table(stdout, res->flows, res->nflows, o->top);
 }
 
@@ -302,6 +311,7 @@ static int report(struct replay_run *run, const struct replay_file *f)
 		err = judged(run, f, &res.c);
 	}
 	free(res.flows);
+	free(res.mirrors);
 	return err;
 }
 

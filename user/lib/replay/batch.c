@@ -208,6 +208,12 @@ void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd)
 	*rej_fd = bpf_map__fd(r->skel->maps.cm_rej_reasons);
 }
 
+void replay_mirror_fds(struct replay *r, int *sessions_fd, int *stats_fd)
+{
+	*sessions_fd = bpf_map__fd(r->skel->maps.mirror_sessions);
+	*stats_fd = bpf_map__fd(r->skel->maps.mirror_stats);
+}
+
 struct roceval_bpf *replay_skel(struct replay *r)
 {
 	return r->skel;

@@ -46,6 +46,8 @@ int replay_latency_fd(struct replay *r);
 int replay_congestion_fd(struct replay *r); /* PFC and the cnp_reaction histogram (roceval_cc.h) */
 /* The RDMA CM maps: connections, connection ends, REJ reasons (-1 where there are none). */
 void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd);
+/* The mirror sessions: the session table and its per-CPU counts (report/mirrors.h). */
+void replay_mirror_fds(struct replay *r, int *sessions_fd, int *stats_fd);
 struct roceval_bpf *replay_skel(struct replay *r);
 void replay_free(struct replay *r);
 

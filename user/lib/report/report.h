@@ -20,6 +20,7 @@
 #include "counters.h"
 #include "flows.h"
 #include "latency.h"
+#include "mirrors.h"
 #include "prom.h"
 #include "sample.h"
 #include "trace_slot.h"
