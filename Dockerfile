@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # The image deploy/roceval-daemonset.yaml runs, built by `make image` (and checked by
-# `make image-test`, README "Installing").  The first stage builds the Debian package from this
+# `make image-test`, docs/deployment.md).  The first stage builds the Debian package from this
 # tree (make deb); the image is debian:12-slim with that package installed by apt, which pulls
 # its dependencies as on any Debian 12 host.
 

@@ -122,6 +122,7 @@ deb: $(BIN)
 	gzip -9n $(DEB_ROOT)/usr/share/man/man8/roceval.8
 	strip --strip-unneeded --remove-section=.comment $(DEB_ROOT)/usr/sbin/roceval
 	install -D -m 0644 README.md $(DEB_ROOT)/usr/share/doc/roceval/README.md
+	install -D -m 0644 -t $(DEB_ROOT)/usr/share/doc/roceval/docs docs/*.md
 	install -D -m 0644 deploy/debian-copyright $(DEB_ROOT)/usr/share/doc/roceval/copyright
 	mkdir -p $(DEB_ROOT)/DEBIAN $(OUTPUT)/deb/debian
 	printf 'Source: roceval\n\nPackage: roceval\nArchitecture: any\n' > $(OUTPUT)/deb/debian/control

@@ -105,7 +105,7 @@ static __always_inline void judge_cnp(struct roceval_scratch *s, struct roceval_
 /*
  * The transport's own headers at `x`: Resv8 in RDETH, DETH and XRCETH.
  * The DC header's fields are not public, so none of them is judged; its
- * first word carries the sender's QP number (README, "mlx5 DC").
+ * first word carries the sender's QP number (docs/protocol.md, "mlx5 DC").
  */
 static __always_inline void judge_transport_hdrs(struct roceval_scratch *s, struct roceval_counters *cnt,
 						 const __u8 *buf, __u32 x, const struct roce_op *op,

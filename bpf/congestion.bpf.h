@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The state behind what DCQCN lives on (README, "Congestion and QoS"): the
+ * The state behind what DCQCN lives on (docs/congestion.md): the
  * pacing scopes CNPs are judged in (cnp.bpf.h), the sending rate around
  * each CNP (reaction.bpf.h), and the report of both and of PFC (pfc.bpf.h).
  *

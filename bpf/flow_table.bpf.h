@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The flow table (roceval.h, README "Sequence rules and the flow table"):
+ * The flow table (roceval.h, docs/sequence.md):
  * its maps, a flow's key found in its two sets or in the slot this CPU last
  * found one in, and each flow's cold part.  What the flows are judged by,
  * and a new flow placed (what an evicted one held settled first), is

@@ -37,7 +37,7 @@ static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, 
  * in place: word by word, each read proven against the head's end as the
  * verifier requires, the bytes after the last whole word as one word ending
  * at the n-th (n is at least ETH_HLEN).  Inline loads cost less than a call
- * to the load helper (README, "Performance").  False when the head holds fewer (a tc frame
+ * to the load helper (docs/performance.md).  False when the head holds fewer (a tc frame
  * split across pages, a batch's records past its first page): the caller
  * then loads with the helper.  Only the copy is read in place: the verifier
  * forgets what a packet pointer was proven to reach as soon as a variable

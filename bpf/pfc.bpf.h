@@ -6,7 +6,7 @@
  * priority; other opcodes (802.3x PAUSE) counted; a frame too short for
  * its opcode as captured, or a PFC frame with reserved bits of its vector
  * set, counted as malformed and not read.  Host NICs consume PFC in the
- * MAC; mirror ports and taps carry it (README).
+ * MAC; mirror ports and taps carry it (docs/congestion.md).
  */
 #ifndef ROCEVAL_PFC_BPF_H
 #define ROCEVAL_PFC_BPF_H

@@ -2,7 +2,7 @@
 /*
  * The traffic class a RoCE frame travels in, judged against the settings:
  * the DSCP and the outer VLAN tag's priority of data and of CNPs, and ECN
- * capability of data (README, "Congestion and QoS").  Data is every frame
+ * capability of data (docs/congestion.md).  Data is every frame
  * with a BTH but CNPs and the RDMA CM MADs on QP1, which real hosts send
  * in the default class (rdma_cm's MADs at DSCP 0 and Not-ECT beside data
  * at DSCP 26 or ECT(1) in the ConnectX and NVMe-oF captures).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Reordering told from loss (README "Reordering"): each request flow keeps,
+ * Reordering told from loss (docs/sequence.md, "Reordering"): each request flow keeps,
  * while its requests are out of order, a window of the PSNs behind the
  * newest it saw (struct roceval_flow_window).  A request ahead of the
  * expected PSN leaves holes there instead of counting a psn_gap; a request

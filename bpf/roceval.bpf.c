@@ -8,7 +8,7 @@
  * A frame's first ROCEVAL_L2L4_MAX bytes, Ethernet to past the transport
  * headers, are copied by direct packet access where the linear area holds
  * them (frame_head_copy()): inline loads cost less than a call to the load
- * helper (README, "Performance"), and a frame whose ICRC is not checked is
+ * helper (docs/performance.md), and a frame whose ICRC is not checked is
  * judged from that copy alone.  bpf_xdp_load_bytes(), which works the same on
  * linear and multi-buffer frames and at any offset of a replay batch, reads
  * the rest: a head the linear area does not hold (a replay batch's records

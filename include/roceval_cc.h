@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Congestion control and QoS (README, "Congestion and QoS"): the state the
+ * Congestion control and QoS (docs/congestion.md): the state the
  * BPF program keeps to judge CNP pacing and CE answered by CNPs, to measure
  * how a sender's rate follows a CNP, and to count PFC pause frames, and
  * the report userspace reads.  Kept apart from the flow table: a flow's

@@ -35,7 +35,7 @@
 /*
  * mlx5 DC (Dynamically Connected) transport, which ConnectX carries in the
  * RD opcode range.  Its headers are not public; these sizes are what real
- * ConnectX frames show (README, "mlx5 DC"): a 20-byte header after the BTH
+ * ConnectX frames show (docs/protocol.md, "mlx5 DC"): a 20-byte header after the BTH
  * on every packet, where RD has RDETH (+ DETH on requests); 16 more bytes
  * on the connect packet (the RESYNC opcode), ending in the DC access key;
  * and an ACK may carry 8 bytes after its AETH (the reply to a connect).

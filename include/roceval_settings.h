@@ -73,8 +73,8 @@
 	      "expected ignore or check")                                                       \
 	WORDS(rd, rd_strict, "dc|strict",                                                       \
 	      "how RD-range opcodes (0x40-0x5F) are parsed; default dc: as mlx5 DC, the only"   \
-	      SETTING_BREAK "RoCE traffic that uses them (a 20-byte header after the BTH, see the" \
-	      SETTING_BREAK "README); strict: as IBA RD (RDETH, DETH on requests)",             \
+	      SETTING_BREAK "RoCE traffic that uses them (a 20-byte header after the BTH, see" \
+	      SETTING_BREAK "docs/protocol.md); strict: as IBA RD (RDETH, DETH on requests)",             \
 	      "expected dc or strict")                                                          \
 	NUMBER(icrc_sample, icrc_sample, 1, 1, 1000000000, "off", 0, 0, "N|off",                \
 	       "check the ICRC on 1 of every N RoCEv2 frames per CPU; default 1 (all); off:"    \
@@ -99,7 +99,7 @@
 	       SETTING_BREAK "each other are neither msn_regress nor opcode_sequence; a hole is a" \
 	       SETTING_BREAK "psn_gap once it leaves it.  0: a request ahead of the expected PSN is" \
 	       SETTING_BREAK "a psn_gap at once and one behind it a psn_duplicate; default 127 (one" \
-	       SETTING_BREAK "bandwidth-delay product of 4 KB packets at 400 Gb/s, see the README)", \
+	       SETTING_BREAK "bandwidth-delay product of 4 KB packets at 400 Gb/s: docs/sequence.md)", \
 	       "expected a number of PSNs, 0-127")                                              \
 	DURATION(reorder_time, reorder_time, 1000ull, ROCEVAL_REORDER_TIME, 1000000000u, "USECS", \
 		 "a hole in the reorder window that opened longer ago than this is a loss: the" \

@@ -43,3 +43,39 @@ def test_manual_page_is_generated_and_renders_cleanly():
                          text=True, env={"MANWIDTH": "100", "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"})
     assert res.returncode == 0 and res.stderr == "", res.stderr
     assert "roceval detach --stale --all" in res.stdout
+
+
+def heading_anchors(text):
+    """The anchors GitHub gives a Markdown file's headings: lower case, punctuation dropped,
+    spaces made hyphens, a repeated one numbered."""
+    anchors, seen = set(), {}
+    for title in re.findall(r"^#{1,6} (.+)$", re.sub(r"^```.*?^```", "", text, flags=re.M | re.S), re.M):
+        slug = re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+        anchors.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def test_every_relative_link_in_the_docs_resolves():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert len(pages) > 3
+    checked = 0
+    for page in pages:
+        text = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.M | re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            assert dest.is_file(), f"{page.relative_to(ROOT)}: {target}: no such file"
+            if anchor:
+                assert anchor in heading_anchors(dest.read_text()), \
+                    f"{page.relative_to(ROOT)}: {target}: no such heading"
+            checked += 1
+    assert checked > 30, checked
+
+
+def test_the_readme_links_every_topic_file():
+    readme = (ROOT / "README.md").read_text()
+    for doc in sorted((ROOT / "docs").iterdir()):
+        assert f"](docs/{doc.name})" in readme, doc.name

@@ -144,7 +144,11 @@ def test_deb_installs_and_runs(deb, tmp_path, good_capture):
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == [
         "lib/systemd/system/roceval.service", "usr/lib/sysusers.d/roceval.conf", "usr/sbin/roceval",
         "usr/share/doc/roceval/README.md", "usr/share/doc/roceval/copyright",
+        *(f"usr/share/doc/roceval/docs/{d.name}" for d in sorted((ROOT / "docs").glob("*.md"))),
         "usr/share/doc/roceval/roceval.conf.example", "usr/share/man/man8/roceval.8.gz"]
+    # the README's links to its topic files hold where the package puts them
+    for doc in (ROOT / "docs").glob("*.md"):
+        assert (root / "usr/share/doc/roceval/docs" / doc.name).read_text() == doc.read_text()
     assert_runs_like_the_tree(root / "usr/sbin/roceval", good_capture[0])
     with gzip.open(root / "usr/share/man/man8/roceval.8.gz", "rt") as f:
         assert f.read() == (ROOT / "docs" / "roceval.8").read_text()

@@ -2,7 +2,7 @@
 """What real NIC traffic carries and roceval gen never makes: mlx5 DC, RoCEv1, snapped captures.
 
 Frames are built here and in tests/roce.py from the wire formats (rocev2.md and
-the README's DC layout), never from the C headers.  RoCEv1 ICRCs are computed
+docs/protocol.md's DC layout), never from the C headers.  RoCEv1 ICRCs are computed
 here with zlib over the masked bytes, and checked byte for byte on the real
 ConnectX captures when they are present.
 """
@@ -59,7 +59,7 @@ def totals(r, *keys):
 
 
 # --- mlx5 DC ------------------------------------------------------------------
-# The README's layout: BTH, then 20 bytes (flags byte: 0x11 on requests, 0x10 on
+# docs/protocol.md's layout: BTH, then 20 bytes (flags byte: 0x11 on requests, 0x10 on
 # responses; the sender's QP number; 16 bytes of connection context), then the
 # RC-style operation headers.  The context words are the ones real ConnectX
 # frames carry (mlx5sniff-dc-connect-write-4k.pcap).

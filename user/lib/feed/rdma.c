@@ -7,7 +7,7 @@
  * completions with the wall clock, the stamps are the frames' times.
  *
  * Written against rdma-core's documented verbs API; it has not been run on
- * RDMA hardware (see the README).
+ * RDMA hardware (see docs/live.md).
  */
 #include <errno.h>
 #include <stdio.h>

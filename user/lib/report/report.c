@@ -138,7 +138,7 @@ static void status_json(struct json_writer *w, const struct live_iface *li, cons
 	json_object_end(w);
 }
 
-/* Where pcp and cnp_pcp read a frame's priority (README, "Congestion and QoS"). */
+/* Where pcp and cnp_pcp read a frame's priority (docs/congestion.md). */
 static const char *const pcp_source_text[] = {
 	[LIVE_PCP_FRAME] = "frame tag: the frame's own only; a tag the NIC stripped is not seen (native mode, 6.8+)",
 	[LIVE_PCP_RX_META] = "rx metadata: the tag the NIC stripped, from its driver, else the frame's own",
