@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Live ERSPAN over a veth: mirror copies sent from the peer namespace to an attached roceval
 (native XDP and tc) are judged as their bare frames, and their sessions are listed by stats,
-status, top and the daemon's /metrics, a sequence gap counted as mirror loss."""
+status, top and the daemon's /metrics, a sequence gap counted as mirror loss.  A feed of the same
+copies lists the same sessions."""
 import json
 import re
 import signal
@@ -165,3 +166,23 @@ def test_live_erspan_over_veth(netns, tmp_path, traffic, mode):
     finally:
         daemon.stop()
         run("detach", netns.if_rx, netns=netns.rx)
+
+
+def test_a_feed_lists_the_sessions(netns, traffic):
+    """The same copies piped into `roceval feed`: the same program, so the same sessions."""
+    name = f"mirfeed{netns.if_rx[-6:]}"
+    res = subprocess.run(["nsenter", f"--net=/run/netns/{netns.rx}", str(ROCEVAL), "feed", name, "-"],
+                         input=traffic["pcap"].read_bytes(), capture_output=True, timeout=120)
+    try:
+        assert res.returncode == 0, res.stderr
+        st = json.loads(run("stats", name, "--json", netns=netns.rx, check=True).stdout)
+        v4, v6 = traffic["wrapped"][:V4_FRAMES], traffic["wrapped"][V4_FRAMES:]
+        assert (st["roce"], nonzero_rules(st), st["mirror_frames"], st["mirror_lost"]) == \
+            (V4_FRAMES + V6_FRAMES, {"icrc": 1}, V4_FRAMES + V6_FRAMES, 1)
+        assert st["mirrors"] == [
+            session("2001:db8:5::10", SESSION_V6, V6_FRAMES, sum(map(len, v6)), 0, V6_FRAMES),
+            session("192.0.2.10", SESSION_V4, V4_FRAMES, sum(map(len, v4)), 1, traffic["last_v4"])]
+        top = run("top", name, "-n", "1", netns=netns.rx, check=True).stdout
+        assert "  (2 mirror sessions)\n" in top
+    finally:
+        run("detach", name, netns=netns.rx)
