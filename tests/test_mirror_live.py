@@ -8,7 +8,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,10 @@ WRITE_ONLY = 0x0A
 # the IPv4 session: frames numbered 1..GAP-1, then GAP+1 on; GAP itself never comes
 V4_FRAMES, GAP = 12, 6
 V6_FRAMES = 4
+# a second switch mirroring into the IPv4 session's ID, its GRE sequence numbers always 0: unnumbered
+ZERO_FRAMES, ZERO_SOURCE = 3, "192.0.2.11"
 SESSION_V4, SESSION_V6 = 100, 7
+ALL = V4_FRAMES + V6_FRAMES + ZERO_FRAMES
 PORT = 9466  # inside the test's own namespace
 
 
@@ -33,25 +35,41 @@ def flow(n, dqpn, opc, payload):
 
 @pytest.fixture
 def traffic(tmp_path):
-    """The bare frames (an IPv4 session's flow and a frame with a bad ICRC, then an IPv6
-    session's flow), their mirrored copies as sent, and what replay counts for the bare ones."""
+    """The bare frames (an IPv4 session's flow and a frame with a bad ICRC, an IPv6 session's
+    flow, an unnumbered session's), their mirrored copies as sent, and what replay counts for the
+    bare ones."""
     v4 = flow(V4_FRAMES - 1, 0x300, WRITE_ONLY, 256) + \
         [roce.roce(SEND_ONLY, 64, dqpn=0x301, frame_kw={"bad_icrc": True})]
     v6 = flow(V6_FRAMES, 0x302, SEND_ONLY, 128)
+    zero = flow(ZERO_FRAMES, 0x303, SEND_ONLY, 32)
     seqs = [s if s < GAP else s + 1 for s in range(1, V4_FRAMES + 1)]
     wrapped = [encap.wrap(f, "erspan2", 4, session=SESSION_V4, seq=s) for f, s in zip(v4, seqs)] + \
-        encap.wrap_all(v6, "erspan2", 6, session=SESSION_V6)
-    bare = roce.write_pcap(tmp_path / "bare.pcap", v4 + v6)
+        encap.wrap_all(v6, "erspan2", 6, session=SESSION_V6) + \
+        [encap.wrap(f, "erspan2", 4, session=SESSION_V4, seq=0, src=ZERO_SOURCE) for f in zero]
+    bare = roce.write_pcap(tmp_path / "bare.pcap", v4 + v6 + zero)
     sent = roce.write_pcap(tmp_path / "mirrored.pcap", wrapped)
     want = replay_json(bare)
-    assert want["roce"] == V4_FRAMES + V6_FRAMES
+    assert want["roce"] == ALL
     assert nonzero_rules(want) == {"icrc": 1}
     return {"pcap": sent, "want": want, "wrapped": wrapped, "last_v4": seqs[-1]}
 
 
-def session(source, sess, frames, nbytes, lost, last_seq):
+def session(source, sess, frames, nbytes, lost, last_seq, numbered=True):
     return {"source": source, "encap": "erspan2", "session": sess, "frames": frames, "bytes": nbytes,
-            "lost": lost, "numbered": True, "truncated": 0, "nested": 0, "last_seq": last_seq}
+            "lost": lost, "numbered": numbered, "truncated": 0, "nested": 0, "last_seq": last_seq}
+
+
+def sessions(traffic):
+    """The three sessions as stats and replay list them: by source."""
+    v4, v6, zero = split(traffic)
+    return [session("2001:db8:5::10", SESSION_V6, V6_FRAMES, sum(map(len, v6)), 0, V6_FRAMES),
+            session("192.0.2.10", SESSION_V4, V4_FRAMES, sum(map(len, v4)), 1, traffic["last_v4"]),
+            session(ZERO_SOURCE, SESSION_V4, ZERO_FRAMES, sum(map(len, zero)), 0, 0, numbered=False)]
+
+
+def split(traffic):
+    w = traffic["wrapped"]
+    return w[:V4_FRAMES], w[V4_FRAMES:V4_FRAMES + V6_FRAMES], w[V4_FRAMES + V6_FRAMES:]
 
 
 def stats_json(ns):
@@ -99,18 +117,19 @@ class Daemon:
 
 
 def check_metrics(body, ifname, traffic):
-    v4, v6 = traffic["wrapped"][:V4_FRAMES], traffic["wrapped"][V4_FRAMES:]
+    v4, v6, zero = split(traffic)
     labels = [(f'source="2001:db8:5::10",encap="erspan2",session="{SESSION_V6}"', v6, 0),
-              (f'source="192.0.2.10",encap="erspan2",session="{SESSION_V4}"', v4, 1)]
+              (f'source="192.0.2.10",encap="erspan2",session="{SESSION_V4}"', v4, 1),
+              (f'source="{ZERO_SOURCE}",encap="erspan2",session="{SESSION_V4}"', zero, 0)]
     for family, kind in (("roceval_mirror_sessions", "gauge"), ("roceval_mirror_sessions_max", "gauge"),
                          ("roceval_mirror_session_frames_total", "counter"),
                          ("roceval_mirror_session_bytes_total", "counter"),
                          ("roceval_mirror_session_lost_frames_total", "counter")):
         assert body.count(f"# TYPE {family} {kind}\n") == 1, family
         assert body.count(f"# HELP {family} ") == 1, family
-    want = [f'roceval_mirror_sessions{{interface="{ifname}"}} 2',
+    want = [f'roceval_mirror_sessions{{interface="{ifname}"}} 3',
             f'roceval_mirror_sessions_max{{interface="{ifname}"}} 1024',
-            f'roceval_mirror_frames_total{{interface="{ifname}"}} {V4_FRAMES + V6_FRAMES}',
+            f'roceval_mirror_frames_total{{interface="{ifname}"}} {ALL}',
             f'roceval_mirror_lost_frames_total{{interface="{ifname}"}} 1']
     for lab, frames, lost in labels:
         want += [f'roceval_mirror_session_frames_total{{interface="{ifname}",{lab}}} {len(frames)}',
@@ -119,7 +138,33 @@ def check_metrics(body, ifname, traffic):
     lines = body.splitlines()
     for line in want:
         assert line in lines, line
-    assert len([x for x in lines if x.startswith("roceval_mirror_session_frames_total{")]) == 2
+    assert len([x for x in lines if x.startswith("roceval_mirror_session_frames_total{")]) == 3
+
+
+def check_texts(ns, traffic):
+    """stats' sessions table, status' line, and top's table: losing first, in 80 columns."""
+    v4, v6, zero = split(traffic)
+    text = run("stats", ns.if_rx, netns=ns.rx, check=True).stdout
+    assert re.search(rf"^  192\.0\.2\.10 +erspan2 +{SESSION_V4} +{V4_FRAMES} +{sum(map(len, v4))} +1 +0 +yes$",
+                     text, re.M), text
+    assert re.search(rf"^  192\.0\.2\.11 +erspan2 +{SESSION_V4} +{ZERO_FRAMES} +{sum(map(len, zero))} +0 +0 "
+                     r"+no \(always 0\)$", text, re.M), text
+    status = json.loads(run("status", ns.if_rx, "--json", netns=ns.rx, check=True).stdout)[0]
+    assert (status["mirror_sessions"], status["mirror_frames"], status["mirror_lost"]) == (3, ALL, 1)
+    text = run("status", ns.if_rx, netns=ns.rx, check=True).stdout
+    assert f"  mirrors      3 sessions, {ALL} frames decapsulated, 1 lost before this host\n" in text
+
+    top = run("top", ns.if_rx, "-n", "1", netns=ns.rx, check=True).stdout.splitlines()
+    at = top.index("  MIRROR SESSIONS         ENCAP      SESSION      FRAMES         BYTES     LOST")
+    # the session that lost frames first, then the busiest; the IPv6 source on a line of its own;
+    # no loss can be told of the unnumbered one
+    assert top[at + 1:at + 6] == [
+        f"  192.0.2.10              erspan2        100 {V4_FRAMES:11} {sum(map(len, v4)):13} {1:8}",
+        "  2001:db8:5::10",
+        f"  {'':23} erspan2          7 {V6_FRAMES:11} {sum(map(len, v6)):13} {0:8}",
+        f"  192.0.2.11              erspan2        100 {ZERO_FRAMES:11} {sum(map(len, zero)):13} {'-':>8}",
+        "  (3 mirror sessions)"]
+    assert max(len(x) for x in top[at:at + 6]) <= 80
 
 
 @pytest.mark.parametrize("mode", ["native", "tc"])
@@ -136,32 +181,9 @@ def test_live_erspan_over_veth(netns, tmp_path, traffic, mode):
             assert st[key] == want[key], key
         assert nonzero_rules(st) == {"icrc": 1}
         assert (st["mirror_frames"], st["mirror_lost"], st["mirror_truncated"], st["mirror_malformed"]) == \
-            (V4_FRAMES + V6_FRAMES, 1, 0, 0)
-        v4, v6 = traffic["wrapped"][:V4_FRAMES], traffic["wrapped"][V4_FRAMES:]
-        assert st["mirrors"] == [
-            session("2001:db8:5::10", SESSION_V6, V6_FRAMES, sum(map(len, v6)), 0, V6_FRAMES),
-            session("192.0.2.10", SESSION_V4, V4_FRAMES, sum(map(len, v4)), 1, traffic["last_v4"])]
-
-        text = run("stats", netns.if_rx, netns=netns.rx, check=True).stdout
-        assert re.search(rf"^  192\.0\.2\.10 +erspan2 +{SESSION_V4} +{V4_FRAMES} +{sum(map(len, v4))} +1 +0 +yes$",
-                         text, re.M), text
-        status = json.loads(run("status", netns.if_rx, "--json", netns=netns.rx, check=True).stdout)[0]
-        assert (status["mirror_sessions"], status["mirror_frames"], status["mirror_lost"]) == \
-            (2, V4_FRAMES + V6_FRAMES, 1)
-        text = run("status", netns.if_rx, netns=netns.rx, check=True).stdout
-        assert f"  mirrors      2 sessions, {V4_FRAMES + V6_FRAMES} frames decapsulated, 1 lost before this host\n" \
-            in text
-
-        top = run("top", netns.if_rx, "-n", "1", netns=netns.rx, check=True).stdout.splitlines()
-        at = top.index("  MIRROR SESSIONS         ENCAP      SESSION      FRAMES         BYTES     LOST")
-        # the session that lost frames first; the IPv6 source on a line of its own
-        assert top[at + 1:at + 5] == [
-            f"  192.0.2.10              erspan2        100 {V4_FRAMES:11} {sum(map(len, v4)):13} {1:8}",
-            "  2001:db8:5::10",
-            f"  {'':23} erspan2          7 {V6_FRAMES:11} {sum(map(len, v6)):13} {0:8}",
-            "  (2 mirror sessions)"]
-        assert max(len(x) for x in top[at:at + 5]) <= 80
-
+            (ALL, 1, 0, 0)
+        assert st["mirrors"] == sessions(traffic)
+        check_texts(netns, traffic)
         check_metrics(metrics(netns, PORT), netns.if_rx, traffic)
     finally:
         daemon.stop()
@@ -176,13 +198,9 @@ def test_a_feed_lists_the_sessions(netns, traffic):
     try:
         assert res.returncode == 0, res.stderr
         st = json.loads(run("stats", name, "--json", netns=netns.rx, check=True).stdout)
-        v4, v6 = traffic["wrapped"][:V4_FRAMES], traffic["wrapped"][V4_FRAMES:]
-        assert (st["roce"], nonzero_rules(st), st["mirror_frames"], st["mirror_lost"]) == \
-            (V4_FRAMES + V6_FRAMES, {"icrc": 1}, V4_FRAMES + V6_FRAMES, 1)
-        assert st["mirrors"] == [
-            session("2001:db8:5::10", SESSION_V6, V6_FRAMES, sum(map(len, v6)), 0, V6_FRAMES),
-            session("192.0.2.10", SESSION_V4, V4_FRAMES, sum(map(len, v4)), 1, traffic["last_v4"])]
+        assert (st["roce"], nonzero_rules(st), st["mirror_frames"], st["mirror_lost"]) == (ALL, {"icrc": 1}, ALL, 1)
+        assert st["mirrors"] == sessions(traffic)
         top = run("top", name, "-n", "1", netns=netns.rx, check=True).stdout
-        assert "  (2 mirror sessions)\n" in top
+        assert "  (3 mirror sessions)\n" in top
     finally:
         run("detach", name, netns=netns.rx)
