@@ -25,6 +25,8 @@ V6_FRAMES = 4
 ZERO_FRAMES, ZERO_SOURCE = 3, "192.0.2.11"
 SESSION_V4, SESSION_V6 = 100, 7
 ALL = V4_FRAMES + V6_FRAMES + ZERO_FRAMES
+# longer than top's source column (23): it goes on a line of its own
+V6_SOURCE = "2001:db8:5:0:abcd:ef01:2345:6789"  # as inet_ntop writes it
 PORT = 9466  # inside the test's own namespace
 
 
@@ -44,7 +46,7 @@ def traffic(tmp_path):
     zero = flow(ZERO_FRAMES, 0x303, SEND_ONLY, 32)
     seqs = [s if s < GAP else s + 1 for s in range(1, V4_FRAMES + 1)]
     wrapped = [encap.wrap(f, "erspan2", 4, session=SESSION_V4, seq=s) for f, s in zip(v4, seqs)] + \
-        encap.wrap_all(v6, "erspan2", 6, session=SESSION_V6) + \
+        encap.wrap_all(v6, "erspan2", 6, session=SESSION_V6, src=V6_SOURCE) + \
         [encap.wrap(f, "erspan2", 4, session=SESSION_V4, seq=0, src=ZERO_SOURCE) for f in zero]
     bare = roce.write_pcap(tmp_path / "bare.pcap", v4 + v6 + zero)
     sent = roce.write_pcap(tmp_path / "mirrored.pcap", wrapped)
@@ -62,7 +64,7 @@ def session(source, sess, frames, nbytes, lost, last_seq, numbered=True):
 def sessions(traffic):
     """The three sessions as stats and replay list them: by source."""
     v4, v6, zero = split(traffic)
-    return [session("2001:db8:5::10", SESSION_V6, V6_FRAMES, sum(map(len, v6)), 0, V6_FRAMES),
+    return [session(V6_SOURCE, SESSION_V6, V6_FRAMES, sum(map(len, v6)), 0, V6_FRAMES),
             session("192.0.2.10", SESSION_V4, V4_FRAMES, sum(map(len, v4)), 1, traffic["last_v4"]),
             session(ZERO_SOURCE, SESSION_V4, ZERO_FRAMES, sum(map(len, zero)), 0, 0, numbered=False)]
 
@@ -118,7 +120,7 @@ class Daemon:
 
 def check_metrics(body, ifname, traffic):
     v4, v6, zero = split(traffic)
-    labels = [(f'source="2001:db8:5::10",encap="erspan2",session="{SESSION_V6}"', v6, 0),
+    labels = [(f'source="{V6_SOURCE}",encap="erspan2",session="{SESSION_V6}"', v6, 0),
               (f'source="192.0.2.10",encap="erspan2",session="{SESSION_V4}"', v4, 1),
               (f'source="{ZERO_SOURCE}",encap="erspan2",session="{SESSION_V4}"', zero, 0)]
     for family, kind in (("roceval_mirror_sessions", "gauge"), ("roceval_mirror_sessions_max", "gauge"),
@@ -160,7 +162,7 @@ def check_texts(ns, traffic):
     # no loss can be told of the unnumbered one
     assert top[at + 1:at + 6] == [
         f"  192.0.2.10              erspan2        100 {V4_FRAMES:11} {sum(map(len, v4)):13} {1:8}",
-        "  2001:db8:5::10",
+        f"  {V6_SOURCE}",
         f"  {'':23} erspan2          7 {V6_FRAMES:11} {sum(map(len, v6)):13} {0:8}",
         f"  192.0.2.11              erspan2        100 {ZERO_FRAMES:11} {sum(map(len, zero)):13} {'-':>8}",
         "  (3 mirror sessions)"]
