@@ -583,6 +583,9 @@ int bench_live_mirror(bool json, unsigned int count, unsigned int rounds, enum l
 		goto out;
 	}
 	err = pair_open(&l, LIVE_MIRROR_MTU);
+	/* the 4 KB WRITE goes by the socket whatever sends the others */
+	if (!err && l.packet_fd < 0)
+		err = packet_open(&l);
 	if (err)
 		goto out;
 	if (!json)
