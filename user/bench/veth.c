@@ -191,7 +191,7 @@ static int send_packet(struct live *l, const struct frame *f, __u32 count, bool 
 		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
 	}
 	while (sent < count) {
-		unsigned int batch = count - sent < LIVE_BATCH ? count - sent : LIVE_BATCH;
+		unsigned int batch = count - sent < LIVE_BATCH ? count - sent : LIVE_BATCH, tried;
 		int n;
 
 		if (l->seq_at)
@@ -204,6 +204,14 @@ static int send_packet(struct live *l, const struct frame *f, __u32 count, bool 
 		 */
 		if (n < 0 && errno != ENOBUFS)
 			return -errno;
+		/*
+		 * sendmmsg() stops at the copy that failed (dropped): the copies
+		 * after it were never tried, and give their numbers back, or the
+		 * receiver would count frames lost that were never sent.
+		 */
+		tried = n < 0 ? 1 : (unsigned int)n < batch ? (unsigned int)n + 1 : batch;
+		if (l->seq_at)
+			l->seq[roceval] -= batch - tried;
 		sent += n > 0 ? n : 1;
 	}
 	return 0;
