@@ -124,6 +124,13 @@ struct live {
 	__u32 seq_at;
 	__u32 seq[2];
 	unsigned char (*bufs)[FRAME_MAX]; /* the packet sender's numbered copies, LIVE_BATCH */
+	/*
+	 * What the do-nothing program's runs send instead, NULL: the same.  A
+	 * run's last frames may still sit in veth's ring when the next run's
+	 * program is attached: mirrored ones of another session, so that
+	 * roceval never takes the other series' numbers for its session's.
+	 */
+	const struct frame *pass_frame;
 	struct roceval_settings cfg;
 	const __u32 *samples; /* icrc_sample values roceval runs each round with; none: as set */
 	int nsamples;
@@ -291,7 +298,7 @@ static int live_run(struct live *l, bool roceval, const struct frame *f, __u32 c
 	err = live_seen(l, roceval, &before);
 	t0 = mono_s();
 	if (!err)
-		err = live_send(l, f, count, roceval);
+		err = live_send(l, !roceval && l->pass_frame ? l->pass_frame : f, count, roceval);
 	t1 = mono_s();
 	if (!err)
 		err = live_seen(l, roceval, &after);
@@ -485,6 +492,9 @@ out:
 	return err;
 }
 
+/* The session IDs of the do-nothing program's frames: the row's plus this. */
+#define PASS_SESSION 512
+
 /* A mirrored frame's row: what it is, and one figure per icrc_sample. */
 struct mirror_row {
 	const char *name;
@@ -581,12 +591,13 @@ int bench_live_mirror(bool json, unsigned int count, unsigned int rounds, enum l
 	enum { NSAMPLES = sizeof(samples) / sizeof(samples[0]) };
 	struct live l = { .sender = sender, .packet_fd = -1, .seq_at = ERSPAN2_SEQ_AT, .samples = samples,
 			  .nsamples = NSAMPLES };
-	struct frame *f = malloc(sizeof(*f));
+	struct frame *f = malloc(sizeof(*f)), *pf = malloc(sizeof(*pf));
 	double *mpps = calloc((1 + NSAMPLES) * rounds, sizeof(*mpps));
 	int err = -ENOMEM;
 
+	l.pass_frame = pf;
 	l.bufs = calloc(LIVE_BATCH, sizeof(*l.bufs));
-	if (!f || !mpps || !l.bufs) {
+	if (!f || !pf || !mpps || !l.bufs) {
 		pr_warn("Couldn't allocate the frames: %s", strerror(errno));
 		goto out;
 	}
@@ -606,7 +617,8 @@ int bench_live_mirror(bool json, unsigned int count, unsigned int rounds, enum l
 
 		frame_build_op(f, kinds[k].opcode, kinds[k].payload, false, 1);
 		m.frame_bytes = f->len;
-		if (frame_wrap_erspan2(f, k + 1)) {
+		*pf = *f;
+		if (frame_wrap_erspan2(f, k + 1) || frame_wrap_erspan2(pf, PASS_SESSION + k + 1)) {
 			err = -E2BIG;
 			break;
 		}
@@ -631,6 +643,7 @@ int bench_live_mirror(bool json, unsigned int count, unsigned int rounds, enum l
 out:
 	pair_close(&l);
 	free(mpps);
+	free(pf);
 	free(f);
 	return err;
 }
