@@ -211,8 +211,7 @@ MIRROR_FIELDS = ["live", "encap", "family", "frame_bytes", "mirrored_bytes", "se
 def test_bench_live_mirror_json(sender):
     """Collector sizing: ERSPAN II copies (50 bytes of outer headers) of an ACK and of 1 KB and
     4 KB WRITEs, each at icrc_sample 1 and 8; the 4 KB one is too long for a live frame.  The
-    bench itself fails unless each session counted every frame roceval received, numbered
-    without a gap but for frames veth dropped."""
+    bench itself fails unless each session counted every frame roceval received."""
     res = run("bench", "--live", "--mirror", "--sender", sender, "--json", "--repeat", "20000", "--rounds", "1",
               check=True)
     rows = [json.loads(line) for line in res.stdout.splitlines()]
