@@ -202,6 +202,43 @@ def test_bench_live_packet_table():
     assert res.stderr == ""
 
 
+MIRROR_FIELDS = ["live", "encap", "family", "frame_bytes", "mirrored_bytes", "sender", "icrc_sample",
+                 "pass_mpps", "roceval_mpps", "roceval_vs_pass", "roceval_ns", "cores_per_100g",
+                 "roceval_cores_per_100g"]
+
+
+@pytest.mark.parametrize("sender", ["auto", "packet"])
+def test_bench_live_mirror_json(sender):
+    """Collector sizing: ERSPAN II copies (50 bytes of outer headers) of an ACK and of 1 KB and
+    4 KB WRITEs, each at icrc_sample 1 and 8; the 4 KB one is too long for a live frame.  The
+    bench itself fails unless each session counted every frame roceval received."""
+    res = run("bench", "--live", "--mirror", "--sender", sender, "--json", "--repeat", "20000", "--rounds", "1",
+              check=True)
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    asked, sender = sender, rows[0]["sender"]
+    assert [(r["live"], r["frame_bytes"], r["mirrored_bytes"], r["icrc_sample"], r["sender"]) for r in rows] == [
+        ("ack", 62, 112, 1, sender), ("ack", 62, 112, 8, sender),
+        ("write", 1098, 1148, 1, sender), ("write", 1098, 1148, 8, sender),
+        ("write", 4170, 4220, 1, "af_packet"), ("write", 4170, 4220, 8, "af_packet")]
+    if asked == "packet":
+        assert (sender, res.stderr) == ("af_packet", "")
+    else:
+        assert sender == "af_packet" and REFUSED.fullmatch(res.stderr) or (sender, res.stderr) == ("live_frames", "")
+    for r in rows:
+        assert list(r) == MIRROR_FIELDS
+        assert (r["encap"], r["family"]) == ("erspan2", "ipv4")
+        assert r["pass_mpps"] > 0 and r["roceval_mpps"] > 0
+        assert_ratio(r["roceval_vs_pass"], 3, r["roceval_mpps"], r["pass_mpps"], 4)
+        # 100 Gb/s of the mirrored frames, 24 bytes more each on the wire, at roceval's Mpps
+        pps = 100e9 / ((r["frame_bytes"] + 24) * 8)
+        lo, hi = span(r["roceval_mpps"], 4)
+        assert pps / (hi * 1e6) - 0.0005 <= r["cores_per_100g"] <= pps / (lo * 1e6) + 0.0005
+        # what roceval adds to a frame, in ns: 1000 / roceval_mpps - 1000 / pass_mpps
+        (plo, phi) = span(r["pass_mpps"], 4)
+        assert 1000 / hi - 1000 / plo - 0.05 <= r["roceval_ns"] <= 1000 / lo - 1000 / phi + 0.05
+    assert run("ip", "link", "show", "rvb0").returncode != 0
+
+
 BPF_PROG_TEST_RUN = 10
 # (audit arch, bpf syscall number) where this test knows them
 SECCOMP_ARCH = {"x86_64": (0xC000003E, 321), "aarch64": (0xC00000B7, 280)}
@@ -259,6 +296,7 @@ def test_bench_live_refused():
      "roceval bench: --sender : expected auto, live or packet; see 'roceval help bench'\n"),
     (["--live", "--sender"], "roceval bench: option '--sender' needs a value; see 'roceval help bench'\n"),
     (["--sender", "packet"], "roceval bench: --sender packet: only with --live; see 'roceval help bench'\n"),
+    (["--mirror"], "roceval bench: --mirror: only with --live; see 'roceval help bench'\n"),
 ])
 def test_bench_usage(args, message):
     res = run("bench", *args)

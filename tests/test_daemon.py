@@ -754,7 +754,13 @@ def test_prometheus_scrapes_it(netns, daemons, tmp_path, traffic):
     """The real thing: Prometheus scrapes the daemon and stores the values it served."""
     if not shutil.which("prometheus"):
         pytest.skip("prometheus (Debian package prometheus) is not installed")
-    pcap, want = traffic
+    import encap
+    pcap, _ = traffic
+    # and a mirror session's frame, for the dashboard's per-session panels
+    mirrored = encap.wrap(roce.roce(roce.opcode(roce.RC, "SEND_ONLY"), 16), "erspan2", seq=1)
+    pcap = roce.write_pcap(tmp_path / "with-mirror.pcap", pcap_frames(pcap) + [mirrored])
+    want = replay_json(pcap)
+    assert (want["mirror_frames"], want["rules"]["icrc"]) == (1, 1)
     port = 9435 + os.getpid() % 1000
     start(daemons, netns, write_conf(tmp_path / "a.conf", netns, port), port)
     send(netns, pcap)

@@ -116,8 +116,10 @@ def test_live_counts_equal_replay(netns, pcaps, tmp_path, mode):
     assert live["interface"] == netns.if_rx
     assert_same_as_replay(live, want)
     assert set(live["rates"]) == set(want) - {"flows", "icrc_all_bad_both_directions", "cm_rej_reasons", "connections",
-                                              "latency", "retransmission", "reorder", "pfc", "cnp_reaction"} \
+                                              "latency", "retransmission", "reorder", "pfc", "cnp_reaction",
+                                              "mirrors"} \
         and set(live["rates"]["rules"]) == set(want["rules"])
+    assert live["mirrors"] == want["mirrors"] == []
     # the flow table too: same flows, packets, bytes and rules per flow; latencies as many
     # (timed by the clock live, by the capture in a replay)
     assert timeless(live)["flows"] == timeless(want)["flows"] and len(want["flows"]) == 2

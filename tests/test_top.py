@@ -225,6 +225,36 @@ def test_top_keeps_the_columns_of_cm_named_flows(netns, tmux, tmp_path, width):
             assert cols == ends, (name, lines)
 
 
+def test_top_shows_mirror_sessions_in_80_columns(netns, tmux, tmp_path):
+    """ERSPAN II copies from two switches, one losing a frame: at 80 columns the sessions table
+    fits with every number under its label, the losing session first and yellow, an IPv6 source
+    too long for its column on a line of its own."""
+    import encap
+    from conftest import send_pcap
+    send_only = roce.opcode(roce.RC, "SEND_ONLY")
+    v4 = [encap.wrap(roce.roce(send_only, 16, dqpn=0x500, psn=1 + i), "erspan2", session=5, seq=s)
+          for i, s in enumerate((1, 2, 4))]
+    v6_src = "2001:db8:5:0:abcd:ef01:2345:6789"
+    v6 = encap.wrap_all([roce.roce(send_only, 16, dqpn=0x501, psn=1 + i) for i in range(5)], "erspan2", 6,
+                        session=900, src=v6_src)
+    run("attach", netns.if_rx, "--mode", "generic", netns=netns.rx, check=True)
+    send_pcap(netns.tx, netns.if_tx, roce.write_pcap(tmp_path / "mirrors.pcap", v4 + v6), one_cpu=True)
+    tmux("new-session", "-d", "-s", "top", "-x", "80", "-y", "60",
+         f"nsenter --net=/run/netns/{netns.rx} {ROCEVAL} top {netns.if_rx} -d 0.3")
+    lines = wait_screen(tmux, lambda ls: "  (2 mirror sessions)" in ls)
+    assert_fits(lines, 80, 60)
+    at = lines.index("  MIRROR SESSIONS         ENCAP      SESSION      FRAMES         BYTES     LOST")
+    assert lines[at + 1:at + 5] == [
+        f"  192.0.2.10              erspan2          5           3 {sum(map(len, v4)):13}        1",
+        f"  {v6_src}",
+        f"                          erspan2        900           5 {sum(map(len, v6)):13}        0",
+        "  (2 mirror sessions)"]
+    coloured = "\n".join(screen(tmux, escapes=True))
+    sgr = r"(?:\x1b\[[0-9;]*m)*"
+    assert re.search(rf"\x1b\[(?:[0-9;]*;)?33m{sgr}  192\.0\.2\.10 ", coloured), coloured
+    assert not re.search(rf"\x1b\[(?:[0-9;]*;)?33m{sgr}                          erspan2 ", coloured)
+
+
 def test_top_on_a_terminal_without_term(netns):
     """A terminal whose type is not known: one clear line and exit 1, the terminal untouched."""
     import os

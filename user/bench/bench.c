@@ -443,7 +443,7 @@ static int sender_lookup(const char *name)
 /* What the command line asks; 0 or EXIT_USAGE. */
 /* What the options ask. */
 struct bench_opts {
-	bool json, live;
+	bool json, live, mirror;
 	unsigned int repeat, rounds;
 	enum live_sender sender;
 	const char *sender_arg;
@@ -459,6 +459,9 @@ static int bench_option(void *ctx, int opt, const char *arg)
 		break;
 	case 'l':
 		o->live = true;
+		break;
+	case 'm':
+		o->mirror = true;
 		break;
 	case 'r':
 		if (!parse_u32(arg, 10000000, &o->repeat) || !o->repeat)
@@ -488,6 +491,8 @@ static int parse_options(int argc, char **argv, struct bench_opts *o)
 		return command_usage_error(&cmd_bench, "unexpected argument '%s'", argv[optind]);
 	if (o->sender_arg && !o->live)
 		return command_usage_error(&cmd_bench, "--sender %s: only with --live", o->sender_arg);
+	if (o->mirror && !o->live)
+		return command_usage_error(&cmd_bench, "--mirror: only with --live");
 	return 0;
 }
 
@@ -543,6 +548,8 @@ static int do_bench(int argc, char **argv)
 		return err;
 	if (require_caps(false))
 		return 1;
+	if (o.live && o.mirror)
+		return bench_live_mirror(o.json, o.repeat ?: 1000000, o.rounds, o.sender) ? 1 : 0;
 	if (o.live)
 		return bench_live(o.json, o.repeat ?: 1000000, o.rounds, o.sender) ? 1 : 0;
 	return bench_frames(o.json, o.repeat ?: 20000, o.rounds) ? 1 : 0;
@@ -582,6 +589,20 @@ static const struct cmd_opt bench_opts[] = {
 		  "bench fails.  Each row names its sender.  JSON: live, family,\n"
 		  "frame_bytes, sender (live_frames or af_packet), pass_mpps,\n"
 		  "roceval_mpps, roceval_vs_pass" },
+	{ .name = "mirror", .key = 'm', .arg = no_argument,
+	  .help = "with --live, collector sizing: ERSPAN II mirror copies (GRE\n"
+		  "numbered frame by frame, one session a frame) of an RC ACK, a\n"
+		  "1 KB and a 4 KB RDMA WRITE_ONLY over IPv4, roceval at\n"
+		  "icrc_sample 1 and 8, on a pair with MTU " "9000; the 4 KB\n"
+		  "WRITE, too long for a live frame, always goes by AF_PACKET.\n"
+		  "Each session must count every frame roceval received.  Adds\n"
+		  "what roceval costs a frame over the do-nothing program, and\n"
+		  "the cores per 100 Gb/s of mirrored RoCE frames (on that link,\n"
+		  "with 24 bytes of FCS, preamble and gap each) at roceval's\n"
+		  "Mpps and at its cost alone.  JSON: live, encap, family,\n"
+		  "frame_bytes, mirrored_bytes, sender, icrc_sample, pass_mpps,\n"
+		  "roceval_mpps, roceval_vs_pass, roceval_ns, cores_per_100g,\n"
+		  "roceval_cores_per_100g" },
 	{ .name = "sender", .key = 's', .arg = required_argument, .meta = "S",
 	  .help = "with --live, what sends the frames: live, the kernel in XDP\n"
 		  "live-frames mode (BPF_PROG_TEST_RUN); packet, an AF_PACKET\n"
@@ -601,7 +622,7 @@ static const struct cmd_opt bench_opts[] = {
 
 const struct command cmd_bench = {
 	.name = "bench",
-	.args = "[--live [--sender auto|live|packet]] [--json] [--repeat N] [--rounds N]",
+	.args = "[--live [--mirror] [--sender auto|live|packet]] [--json] [--repeat N] [--rounds N]",
 	.summary = "measure what validation costs per frame, against XDP_PASS and zlib",
 	.help = "Builds valid RoCEv2 frames, an RC ACK (payload 0) and RC SEND_ONLY with 256, 1024\n"
 		"and 4096 bytes of payload (a multi-buffer frame), over IPv4 and IPv6, and times\n"

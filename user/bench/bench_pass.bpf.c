@@ -5,6 +5,7 @@
  * same multi-buffer frames and batches as roceval.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
 #include "roceval.h"
@@ -45,9 +46,26 @@ int bench_walk(struct xdp_md *ctx)
  * of a veth pair, turns each frame around out of that end (XDP_TX in a
  * test run is a redirect to the ingress device), so the peer receives it.
  */
+/*
+ * A mirror's frames number themselves: where its GRE sequence number is
+ * (0: a bare frame), and the number the next frame gets.  Live frames
+ * reuse their pages, so each is written as it goes out.
+ */
+__u32 bench_tx_seq_at;
+__u32 bench_tx_seq;
+
 SEC("xdp")
 int bench_tx(struct xdp_md *ctx)
 {
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 at = bench_tx_seq_at;
+	__be32 *seq;
+
+	if (!at || at > 256)
+		return XDP_TX;
+	seq = data + at;
+	if ((void *)(seq + 1) <= end)
+		*seq = bpf_htonl(bench_tx_seq++);
 	return XDP_TX;
 }
 

@@ -9,12 +9,18 @@
 
 void frame_build(struct frame *f, unsigned int payload, bool ipv6, unsigned int seed)
 {
+	frame_build_op(f, payload ? OP_RC_SEND_ONLY : OP_RC_ACKNOWLEDGE, payload, ipv6, seed);
+}
+
+void frame_build_op(struct frame *f, unsigned char opcode, unsigned int payload, bool ipv6, unsigned int seed)
+{
 	static unsigned char bytes[ROCE_PMTU_MAX];
 	struct pkt_spec s = {
 		.src_mac = { 2, 0, 0, 0, 0, 1 }, .dst_mac = { 2, 0, 0, 0, 0, 2 }, .vlan = -1,
 		.ipv6 = ipv6, .ttl = 64, .sport = 49152,
 		.tos = BENCH_DSCP << 2 | 2, /* ECT(0): in the class set_congestion() names */
-		.opcode = payload ? OP_RC_SEND_ONLY : OP_RC_ACKNOWLEDGE,
+		.opcode = opcode,
+		.va = 0x10000, .rkey = 0x1234, .dmalen = payload, /* a WRITE's RETH */
 		.migreq = true, /* as ConnectX sends it */
 		.pkey = 0xFFFF,
 		.dqpn = seed, /* a DestQP per frame: one flow each, no PSN repeats across them */
@@ -65,4 +71,55 @@ double median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* 16-bit ones' complement sum of an IPv4 header, folded. */
+static __u16 ipv4_csum(const unsigned char *h)
+{
+	__u32 sum = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	return ~sum;
+}
+
+/*
+ * As a switch sends a mirror copy: outer Ethernet, IPv4 (protocol 47) from
+ * 198.51.100.1 to the collector, GRE with the sequence bit and protocol
+ * 0x88BE, the 8-byte ERSPAN II header (version 1, the session ID, index 0),
+ * then the frame.
+ */
+int frame_wrap_erspan2(struct frame *f, unsigned int session)
+{
+	static const unsigned char eth[14] = { 2, 0, 0, 0, 0, 0x12, 2, 0, 0, 0, 0, 0x11, 0x08, 0x00 };
+	unsigned char *h = f->data;
+	__u32 ip_len = ERSPAN2_OVERHEAD - 14 + f->len;
+
+	if (f->len + ERSPAN2_OVERHEAD > sizeof(f->data))
+		return -1;
+	memmove(f->data + ERSPAN2_OVERHEAD, f->data, f->len);
+	memset(h, 0, ERSPAN2_OVERHEAD);
+	memcpy(h, eth, sizeof(eth));
+	h += 14;
+	h[0] = 0x45;
+	h[2] = ip_len >> 8;
+	h[3] = ip_len;
+	h[6] = 0x40; /* DF */
+	h[8] = 64;
+	h[9] = 47; /* GRE */
+	memcpy(h + 12, (const unsigned char[]){ 198, 51, 100, 1, 198, 51, 100, 2 }, 8);
+	h[10] = ipv4_csum(h) >> 8;
+	h[11] = ipv4_csum(h) & 0xFF;
+	h += 20;
+	h[0] = 0x10; /* S: a sequence number follows (at ERSPAN2_SEQ_AT), 0 until sent */
+	h[2] = 0x88;
+	h[3] = 0xBE;
+	h += 8;
+	h[0] = 0x10; /* version 1 */
+	h[2] = session >> 8 & 0x03;
+	h[3] = session;
+	f->len += ERSPAN2_OVERHEAD;
+	return 0;
 }

@@ -10,6 +10,7 @@
 
 #define OP_RC_SEND_ONLY 0x04
 #define OP_RC_ACKNOWLEDGE 0x11
+#define OP_RC_RDMA_WRITE_ONLY 0x0A
 #define FRAME_MAX 8192
 #define NCURVE 4 /* icrc_sample values on the cost curve */
 #define BENCH_DSCP 26
@@ -37,6 +38,14 @@ struct frame {
  * without one), with a correct ICRC.
  */
 void frame_build(struct frame *f, unsigned int payload, bool ipv6, unsigned int seed);
+/* The same with any opcode: a WRITE gets a RETH for its payload. */
+void frame_build_op(struct frame *f, unsigned char opcode, unsigned int payload, bool ipv6, unsigned int seed);
+/* An ERSPAN II mirror's outer headers: Ethernet, IPv4, GRE with its sequence number, ERSPAN II. */
+#define ERSPAN2_OVERHEAD (14 + 20 + 8 + 8)
+/* Where the GRE sequence number is in the wrapped frame. */
+#define ERSPAN2_SEQ_AT (14 + 20 + 4)
+/* Wraps the frame as an ERSPAN II mirror of `session` sends it; -1 when it would not fit. */
+int frame_wrap_erspan2(struct frame *f, unsigned int session);
 /* Keeps the thread on one CPU, so its figures are one core's. */
 void pin_cpu(void);
 double median(double *v, int n);

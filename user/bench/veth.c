@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
 #include <spawn.h>
@@ -51,6 +52,13 @@
 /* Live-frames mode takes no multi-buffer frames: one page less head and tail room. */
 #define LIVE_MTU "3500"
 #define LIVE_PAYLOAD 3072
+/*
+ * The longest frame a live frame carries (a page less head and tail room):
+ * a longer one goes by the packet socket, the pair's MTU then
+ * LIVE_MIRROR_MTU (multi-buffer frames, which both receivers take).
+ */
+#define LIVE_FRAME_MAX 3500
+#define LIVE_MIRROR_MTU "9000"
 #define LIVE_BATCH 64 /* frames per flush or sendmmsg(); veth's ring holds 256 */
 
 extern char **environ;
@@ -72,10 +80,10 @@ static int run_ip(char *const argv[])
 	return 0;
 }
 
-static int live_setup(int *tx_ifindex, int *rx_ifindex)
+static int live_setup(char *mtu, int *tx_ifindex, int *rx_ifindex)
 {
-	char *add[] = { "ip", "link", "add", LIVE_TX, "mtu", LIVE_MTU, "type", "veth",
-			"peer", "name", LIVE_RX, "mtu", LIVE_MTU, NULL };
+	char *add[] = { "ip", "link", "add", LIVE_TX, "mtu", mtu, "type", "veth",
+			"peer", "name", LIVE_RX, "mtu", mtu, NULL };
 	char *up_tx[] = { "ip", "link", "set", LIVE_TX, "up", NULL };
 	char *up_rx[] = { "ip", "link", "set", LIVE_RX, "up", NULL };
 	int err;
@@ -108,6 +116,24 @@ struct live {
 	enum live_sender sender; /* SENDER_AUTO: live frames, until the kernel refuses them */
 	int packet_fd;
 	int refused; /* the errno the kernel refused live frames with, under SENDER_AUTO */
+	/*
+	 * Mirrored frames: where their sequence number is (0: bare frames), and
+	 * the next one each receiver is sent, so that roceval's session sees
+	 * its numbers advance by one from run to run (no loss between them).
+	 */
+	__u32 seq_at;
+	__u32 seq[2];
+	unsigned char (*bufs)[FRAME_MAX]; /* the packet sender's numbered copies, LIVE_BATCH */
+	/*
+	 * What the do-nothing program's runs send instead, NULL: the same.  A
+	 * run's last frames may still sit in veth's ring when the next run's
+	 * program is attached: mirrored ones of another session, so that
+	 * roceval never takes the other series' numbers for its session's.
+	 */
+	const struct frame *pass_frame;
+	struct roceval_settings cfg;
+	const __u32 *samples; /* icrc_sample values roceval runs each round with; none: as set */
+	int nsamples;
 };
 
 /*
@@ -131,28 +157,53 @@ static int packet_open(struct live *l)
 }
 
 /* `count` copies of the frame out of LIVE_TX by the sender program, in live-frames mode. */
-static int send_live(const struct live *l, const struct frame *f, __u32 count)
+static int send_live(struct live *l, const struct frame *f, __u32 count, bool roceval)
 {
 	struct xdp_md ctx = { .data_end = f->len, .ingress_ifindex = l->tx_ifindex };
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
 		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = count,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = LIVE_BATCH);
+	int err;
 
-	return bpf_prog_test_run_opts(bpf_program__fd(l->pass->progs.bench_tx), &opts) ? -errno : 0;
+	l->pass->bss->bench_tx_seq_at = l->seq_at;
+	l->pass->bss->bench_tx_seq = l->seq[roceval];
+	err = bpf_prog_test_run_opts(bpf_program__fd(l->pass->progs.bench_tx), &opts) ? -errno : 0;
+	l->seq[roceval] = l->pass->bss->bench_tx_seq;
+	return err;
+}
+
+/* Numbers the next `batch` copies as a mirror's, from the receiver's next number on. */
+static void number_copies(struct live *l, struct mmsghdr *msgs, unsigned int batch, bool roceval)
+{
+	for (unsigned int i = 0; i < batch; i++) {
+		__be32 seq = htonl(l->seq[roceval]++);
+
+		memcpy((unsigned char *)msgs[i].msg_hdr.msg_iov->iov_base + l->seq_at, &seq, sizeof(seq));
+	}
 }
 
 /* The same by the packet socket, LIVE_BATCH frames a call. */
-static int send_packet(const struct live *l, const struct frame *f, __u32 count)
+static int send_packet(struct live *l, const struct frame *f, __u32 count, bool roceval)
 {
-	struct iovec iov = { .iov_base = (void *)f->data, .iov_len = f->len };
+	struct iovec iov[LIVE_BATCH];
 	struct mmsghdr msgs[LIVE_BATCH];
 	__u32 sent = 0;
 
-	for (int i = 0; i < LIVE_BATCH; i++)
-		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
+	for (int i = 0; i < LIVE_BATCH; i++) {
+		iov[i] = (struct iovec){ .iov_base = (void *)f->data, .iov_len = f->len };
+		if (l->seq_at) {
+			memcpy(l->bufs[i], f->data, f->len);
+			iov[i].iov_base = l->bufs[i];
+		}
+		msgs[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+	}
 	while (sent < count) {
-		unsigned int batch = count - sent < LIVE_BATCH ? count - sent : LIVE_BATCH;
-		int n = sendmmsg(l->packet_fd, msgs, batch, 0);
+		unsigned int batch = count - sent < LIVE_BATCH ? count - sent : LIVE_BATCH, tried;
+		int n;
+
+		if (l->seq_at)
+			number_copies(l, msgs, batch, roceval);
+		n = sendmmsg(l->packet_fd, msgs, batch, 0);
 
 		/*
 		 * ENOBUFS: veth's ring was full and it dropped the frame, as it
@@ -160,6 +211,14 @@ static int send_packet(const struct live *l, const struct frame *f, __u32 count)
 		 */
 		if (n < 0 && errno != ENOBUFS)
 			return -errno;
+		/*
+		 * sendmmsg() stops at the copy that failed (dropped): the copies
+		 * after it were never tried, and give their numbers back, or the
+		 * receiver would count frames lost that were never sent.
+		 */
+		tried = n < 0 ? 1 : (unsigned int)n < batch ? (unsigned int)n + 1 : batch;
+		if (l->seq_at)
+			l->seq[roceval] -= batch - tried;
 		sent += n > 0 ? n : 1;
 	}
 	return 0;
@@ -170,17 +229,17 @@ static bool refusal(int err)
 	return err == -EPERM || err == -EACCES;
 }
 
-static int live_send(struct live *l, const struct frame *f, __u32 count)
+static int live_send(struct live *l, const struct frame *f, __u32 count, bool roceval)
 {
 	int err;
 
-	if (l->sender == SENDER_PACKET) {
-		err = send_packet(l, f, count);
+	if (l->sender == SENDER_PACKET || f->len > LIVE_FRAME_MAX) {
+		err = send_packet(l, f, count, roceval);
 		if (err)
 			pr_warn("Couldn't send frames by AF_PACKET: %s", strerror(-err));
 		return err;
 	}
-	err = send_live(l, f, count);
+	err = send_live(l, f, count, roceval);
 	if (err && l->sender == SENDER_AUTO && refusal(err))
 		l->refused = -err;
 	else if (err)
@@ -188,9 +247,9 @@ static int live_send(struct live *l, const struct frame *f, __u32 count)
 	return err;
 }
 
-static const char *sender_name(const struct live *l)
+static const char *sender_name(const struct live *l, const struct frame *f)
 {
-	return l->sender == SENDER_PACKET ? "af_packet" : "live_frames";
+	return l->sender == SENDER_PACKET || f->len > LIVE_FRAME_MAX ? "af_packet" : "live_frames";
 }
 
 static double mono_s(void)
@@ -239,7 +298,7 @@ static int live_run(struct live *l, bool roceval, const struct frame *f, __u32 c
 	err = live_seen(l, roceval, &before);
 	t0 = mono_s();
 	if (!err)
-		err = live_send(l, f, count);
+		err = live_send(l, !roceval && l->pass_frame ? l->pass_frame : f, count, roceval);
 	t1 = mono_s();
 	if (!err)
 		err = live_seen(l, roceval, &after);
@@ -280,14 +339,34 @@ static int live_round(struct live *l, bool roceval, const struct frame *f, __u32
 }
 
 /* The rounds of one frame, the do-nothing program's first in mpps, then roceval's. */
+static int set_sample(struct live *l, __u32 sample)
+{
+	int err;
+
+	l->cfg.icrc_sample = sample;
+	err = roceval_settings_write(bpf_map__fd(l->skel->maps.settings), &l->cfg);
+	if (err)
+		pr_warn("Couldn't write the settings map: %s", strerror(-err));
+	return err;
+}
+
+/*
+ * The rounds of one frame, the do-nothing program's first in mpps, then
+ * roceval's with each of l->samples (icrc_sample) in turn, or without them
+ * with the settings as they are.
+ */
 static int live_rounds(struct live *l, const struct frame *f, __u32 count, unsigned int rounds, double *mpps)
 {
-	int err = 0;
+	int runs = l->nsamples ? l->nsamples : 1, err = 0;
 
 	for (unsigned int r = 0; r < rounds && !err; r++) {
 		err = live_round(l, false, f, count, &mpps[r]);
-		if (!err)
-			err = live_round(l, true, f, count, &mpps[rounds + r]);
+		for (int s = 0; s < runs && !err; s++) {
+			if (l->nsamples)
+				err = set_sample(l, l->samples[s]);
+			if (!err)
+				err = live_round(l, true, f, count, &mpps[(1 + s) * rounds + r]);
+		}
 	}
 	return err;
 }
@@ -310,6 +389,64 @@ static void print_live_json(const char *kind, size_t frame_bytes, const char *se
 	json_end(&w);
 }
 
+/* The pair, the programs and the sender, roceval's settings the defaults; 0 or -errno, said. */
+static int pair_open(struct live *l, char *mtu)
+{
+	int err;
+
+	pin_cpu();
+	err = live_setup(mtu, &l->tx_ifindex, &l->rx_ifindex);
+	if (!err && l->sender == SENDER_PACKET)
+		err = packet_open(l);
+	if (err)
+		return err;
+	/* what attach would run there */
+	l->skel = roceval_load_nic(l->rx_ifindex);
+	if (!l->skel)
+		l->skel = roceval_load(LOAD_LIVE, true);
+	if (!l->skel)
+		return -EINVAL;
+	l->pass = bench_pass_bpf__open_and_load();
+	if (!l->pass) {
+		pr_warn("Couldn't load the baseline XDP programs: %s", strerror(errno));
+		return -EINVAL;
+	}
+	settings_defaults(&l->cfg);
+	err = roceval_settings_write(bpf_map__fd(l->skel->maps.settings), &l->cfg);
+	if (err)
+		pr_warn("Couldn't write the settings map: %s", strerror(-err));
+	return err;
+}
+
+static void pair_close(struct live *l)
+{
+	if (l->packet_fd >= 0)
+		close(l->packet_fd);
+	bench_pass_bpf__destroy(l->pass);
+	roceval_bpf__destroy(l->skel);
+	free(l->bufs);
+}
+
+/*
+ * live_rounds(), and when the kernel refused live frames under auto, the
+ * frame's rounds again, every one by the socket: a refused run sent nothing.
+ */
+static int live_rounds_any(struct live *l, const struct frame *f, __u32 count, unsigned int rounds, double *mpps)
+{
+	int err = live_rounds(l, f, count, rounds, mpps);
+
+	if (err && l->refused) {
+		pr_warn("the kernel refused BPF_PROG_TEST_RUN in live-frames mode (%s: %s): sending by AF_PACKET instead",
+			strerrorname_np(l->refused), strerror(l->refused));
+		l->refused = 0;
+		l->sender = SENDER_PACKET;
+		err = packet_open(l);
+		if (!err)
+			err = live_rounds(l, f, count, rounds, mpps);
+	}
+	return err;
+}
+
 int bench_live(bool json, unsigned int count, unsigned int rounds, enum live_sender sender)
 {
 	static const struct {
@@ -318,7 +455,6 @@ int bench_live(bool json, unsigned int count, unsigned int rounds, enum live_sen
 		unsigned int divide; /* fewer of the big frames */
 	} kinds[] = { { "ack", 0, 1 }, { "send", LIVE_PAYLOAD, 4 } };
 	struct live l = { .sender = sender, .packet_fd = -1 };
-	struct roceval_settings cfg;
 	struct frame *f = malloc(sizeof(*f));
 	double *mpps = calloc(2 * rounds, sizeof(*mpps));
 	int err = -ENOMEM;
@@ -327,30 +463,9 @@ int bench_live(bool json, unsigned int count, unsigned int rounds, enum live_sen
 		pr_warn("Couldn't allocate the frames: %s", strerror(errno));
 		goto out;
 	}
-	pin_cpu();
-	err = live_setup(&l.tx_ifindex, &l.rx_ifindex);
-	if (!err && sender == SENDER_PACKET)
-		err = packet_open(&l);
+	err = pair_open(&l, LIVE_MTU);
 	if (err)
 		goto out;
-	err = -EINVAL;
-	/* what attach would run there */
-	l.skel = roceval_load_nic(l.rx_ifindex);
-	if (!l.skel)
-		l.skel = roceval_load(LOAD_LIVE, true);
-	if (!l.skel)
-		goto out;
-	l.pass = bench_pass_bpf__open_and_load();
-	if (!l.pass) {
-		pr_warn("Couldn't load the baseline XDP programs: %s", strerror(errno));
-		goto out;
-	}
-	settings_defaults(&cfg);
-	err = roceval_settings_write(bpf_map__fd(l.skel->maps.settings), &cfg);
-	if (err) {
-		pr_warn("Couldn't write the settings map: %s", strerror(-err));
-		goto out;
-	}
 	if (!json)
 		printf("Live veth, one core, median of %u rounds; Mpps per core:\n\n%5s %6s %6s %8s %8s %7s  %s\n",
 		       rounds, "frame", "family", "bytes", "pass", "roceval", "ratio", "sender");
@@ -359,33 +474,174 @@ int bench_live(bool json, unsigned int count, unsigned int rounds, enum live_sen
 		double pass_m, roceval_m;
 
 		frame_build(f, kinds[k].payload, false, 1);
-		err = live_rounds(&l, f, n, rounds, mpps);
-		if (err && l.refused) {
-			/* A refused run sent nothing: the frame's rounds again, every one by the socket. */
-			pr_warn("the kernel refused BPF_PROG_TEST_RUN in live-frames mode (%s: %s): sending by AF_PACKET instead",
-				strerrorname_np(l.refused), strerror(l.refused));
-			l.refused = 0;
-			l.sender = SENDER_PACKET;
-			err = packet_open(&l);
-			if (!err)
-				err = live_rounds(&l, f, n, rounds, mpps);
-		}
+		err = live_rounds_any(&l, f, n, rounds, mpps);
 		if (err)
 			break;
 		pass_m = median(mpps, rounds);
 		roceval_m = median(mpps + rounds, rounds);
 		if (json)
-			print_live_json(kinds[k].name, f->len, sender_name(&l), pass_m, roceval_m);
+			print_live_json(kinds[k].name, f->len, sender_name(&l, f), pass_m, roceval_m);
 		else
 			printf("%5s %6s %6zu %8.3f %8.3f %7.3f  %s\n", kinds[k].name, "ipv4", f->len, pass_m,
-			       roceval_m, roceval_m / pass_m, sender_name(&l));
+			       roceval_m, roceval_m / pass_m, sender_name(&l, f));
 	}
 out:
-	if (l.packet_fd >= 0)
-		close(l.packet_fd);
-	bench_pass_bpf__destroy(l.pass);
-	roceval_bpf__destroy(l.skel);
+	pair_close(&l);
 	free(mpps);
+	free(f);
+	return err;
+}
+
+/* The session IDs of the do-nothing program's frames: the row's plus this. */
+#define PASS_SESSION 512
+
+/* A mirrored frame's row: what it is, and one figure per icrc_sample. */
+struct mirror_row {
+	const char *name;
+	size_t frame_bytes, mirrored_bytes;
+	const char *sender;
+	double pass_mpps;
+};
+
+/*
+ * Cores per 100 Gb/s of mirrored traffic at `mpps` frames a core: the
+ * frames as they crossed the mirrored link, each with the 24 bytes the wire
+ * adds (FCS, preamble, inter-frame gap).
+ */
+static double cores_per_100g(size_t frame_bytes, double mpps)
+{
+	return 100e9 / ((frame_bytes + 24) * 8.0) / (mpps * 1e6);
+}
+
+static void print_mirror_row(bool json, const struct mirror_row *m, __u32 sample, double mpps)
+{
+	/* what roceval adds to a frame: the do-nothing program's time per frame taken off */
+	double added_ns = 1000 / mpps - 1000 / m->pass_mpps;
+	struct json_writer w;
+
+	if (!json) {
+		printf("%5s %6zu %6zu %8.3f %6u %8.3f %6.3f %7.1f %6.2f %6.2f  %s\n", m->name, m->frame_bytes,
+		       m->mirrored_bytes, m->pass_mpps, sample, mpps, mpps / m->pass_mpps, added_ns,
+		       cores_per_100g(m->frame_bytes, mpps), cores_per_100g(m->frame_bytes, 1000 / added_ns),
+		       m->sender);
+		return;
+	}
+	json_init(&w, stdout);
+	json_object_begin(&w, NULL);
+	json_string(&w, "live", m->name);
+	json_string(&w, "encap", "erspan2");
+	json_string(&w, "family", "ipv4");
+	json_u64(&w, "frame_bytes", m->frame_bytes);
+	json_u64(&w, "mirrored_bytes", m->mirrored_bytes);
+	json_string(&w, "sender", m->sender);
+	json_u64(&w, "icrc_sample", sample);
+	json_double(&w, "pass_mpps", m->pass_mpps, 4);
+	json_double(&w, "roceval_mpps", mpps, 4);
+	json_double(&w, "roceval_vs_pass", mpps / m->pass_mpps, 3);
+	json_double(&w, "roceval_ns", added_ns, 1);
+	json_double(&w, "cores_per_100g", cores_per_100g(m->frame_bytes, mpps), 3);
+	json_double(&w, "roceval_cores_per_100g", cores_per_100g(m->frame_bytes, 1000 / added_ns), 3);
+	json_object_end(&w);
+	json_end(&w);
+}
+
+/*
+ * Every frame roceval received was a RoCE frame of a mirror session, and
+ * the frame's session counted them, at most as many as were sent.
+ */
+static int check_session(const struct live *l, unsigned int session, __u64 sent)
+{
+	struct roceval_counters c;
+	struct mirror_entry *e;
+	int n = mirrors_collect(bpf_map__fd(l->skel->maps.mirror_sessions), bpf_map__fd(l->skel->maps.mirror_stats),
+				&e);
+	__u64 all = 0, frames = 0;
+	int err = n < 0 ? n : counters_read(bpf_map__fd(l->skel->maps.counters), &c);
+
+	if (err) {
+		pr_warn("Couldn't read the counters: %s", strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < n; i++) {
+		all += e[i].frames;
+		if (e[i].key.session == session)
+			frames = e[i].frames;
+	}
+	free(e);
+	if (all == c.total[TOTAL_ROCE] && all == c.total[TOTAL_MIRROR_FRAMES] && frames && frames <= sent)
+		return 0;
+	pr_warn("mirror run: %llu RoCE frames, %llu mirrored, %llu in the sessions; session %u: %llu frames "
+		"of %llu sent", (unsigned long long)c.total[TOTAL_ROCE], (unsigned long long)c.total[TOTAL_MIRROR_FRAMES],
+		(unsigned long long)all, session, (unsigned long long)frames, (unsigned long long)sent);
+	return -EPROTO;
+}
+
+int bench_live_mirror(bool json, unsigned int count, unsigned int rounds, enum live_sender sender)
+{
+	static const struct {
+		const char *name;
+		unsigned char opcode;
+		unsigned int payload, divide; /* fewer of the big frames */
+	} kinds[] = { { "ack", OP_RC_ACKNOWLEDGE, 0, 1 },
+		      { "write", OP_RC_RDMA_WRITE_ONLY, 1024, 2 },
+		      { "write", OP_RC_RDMA_WRITE_ONLY, 4096, 4 } };
+	static const __u32 samples[] = { 1, 8 };
+	enum { NSAMPLES = sizeof(samples) / sizeof(samples[0]) };
+	struct live l = { .sender = sender, .packet_fd = -1, .seq_at = ERSPAN2_SEQ_AT, .samples = samples,
+			  .nsamples = NSAMPLES };
+	struct frame *f = malloc(sizeof(*f)), *pf = malloc(sizeof(*pf));
+	double *mpps = calloc((1 + NSAMPLES) * rounds, sizeof(*mpps));
+	int err = -ENOMEM;
+
+	l.pass_frame = pf;
+	l.bufs = calloc(LIVE_BATCH, sizeof(*l.bufs));
+	if (!f || !pf || !mpps || !l.bufs) {
+		pr_warn("Couldn't allocate the frames: %s", strerror(errno));
+		goto out;
+	}
+	err = pair_open(&l, LIVE_MIRROR_MTU);
+	/* the 4 KB WRITE goes by the socket whatever sends the others */
+	if (!err && l.packet_fd < 0)
+		err = packet_open(&l);
+	if (err)
+		goto out;
+	if (!json)
+		printf("Live veth, ERSPAN II mirrors, one core, median of %u rounds; Mpps per core:\n\n"
+		       "%5s %6s %6s %8s %6s %8s %6s %7s %6s %6s  %s\n", rounds, "frame", "bytes", "mirror", "pass",
+		       "icrc_s", "roceval", "ratio", "+ns", "cores", "prog", "sender");
+	for (unsigned int k = 0; k < sizeof(kinds) / sizeof(kinds[0]) && !err; k++) {
+		__u32 n = count / kinds[k].divide;
+		struct mirror_row m = { .name = kinds[k].name };
+
+		frame_build_op(f, kinds[k].opcode, kinds[k].payload, false, 1);
+		m.frame_bytes = f->len;
+		*pf = *f;
+		if (frame_wrap_erspan2(f, k + 1) || frame_wrap_erspan2(pf, PASS_SESSION + k + 1)) {
+			err = -E2BIG;
+			break;
+		}
+		m.mirrored_bytes = f->len;
+		err = live_rounds_any(&l, f, n, rounds, mpps);
+		if (!err)
+			err = check_session(&l, k + 1, l.seq[1]);
+		if (err)
+			break;
+		m.sender = sender_name(&l, f);
+		m.pass_mpps = median(mpps, rounds);
+		for (int s = 0; s < NSAMPLES; s++)
+			print_mirror_row(json, &m, samples[s], median(mpps + (1 + s) * rounds, rounds));
+		/* the next frame is another session's, numbered from 0 */
+		l.seq[0] = l.seq[1] = 0;
+	}
+	if (!err && !json)
+		printf("\n+ns is what roceval adds to a frame over the do-nothing program; cores is the cores\n"
+		       "needed per 100 Gb/s of mirrored RoCE frames (each with the 24 bytes of FCS, preamble\n"
+		       "and gap it took on the mirrored link) at roceval's Mpps, sender included; prog the\n"
+		       "same at +ns alone.\n");
+out:
+	pair_close(&l);
+	free(mpps);
+	free(pf);
 	free(f);
 	return err;
 }

@@ -124,7 +124,7 @@ static const struct cmd_opt stats_opts[] = {
 	{ .heading = "Options:" },
 	{ .name = "json", .key = 'j', .arg = no_argument,
 	  .help = "one JSON object per interface and report, one per line: the\n"
-		  "'roceval replay --json' fields (flows included) plus\n"
+		  "'roceval replay --json' fields (flows and \"mirrors\" included) plus\n"
 		  "\"interface\", \"time\", \"rates\" (same shape, per second),\n"
 		  "\"rates_seconds\" and \"rates_since_attach\"" },
 	{ .name = "watch", .key = 'w', .arg = optional_argument, .meta = "[SECS]",
@@ -140,9 +140,9 @@ const struct command cmd_stats = {
 	.summary = "print the live counters with per-second rates",
 	.help = "Reads the pinned counters of IFACE, or of every attached interface of this network\n"
 		"namespace, sums the per-CPU values and prints every frame total, each rule that\n"
-		"fired and the flows with the most violations, with rates.  The first report's rates\n"
-		"are averages since attach; with --watch each later report gives the rates over its\n"
-		"interval, measured on the monotonic clock.\n\n",
+		"fired, the mirror sessions and the flows with the most violations, with rates.\n"
+		"The first report's rates are averages since attach; with --watch each later report\n"
+		"gives the rates over its interval, measured on the monotonic clock.\n\n",
 	.opts = stats_opts,
 	.col = 24,
 	.more = "\n"

@@ -80,10 +80,12 @@ const struct command cmd_status = {
 		"attach mode, program id, attach time, whether enforce is on (frames dropped!), the\n"
 		"clock latencies are timed by, where a frame's VLAN priority is read (pcp: the frame's\n"
 		"tag, the one the NIC stripped as its driver gives it, or the socket buffer's), frames\n"
-		"and RoCEv2 frames seen, the memory the kernel charges for the program's maps\n"
-		"(memlock), and every setting.  An attachment whose interface was deleted (or deleted\n"
-		"and re-created) since is listed and marked STALE: its pins, and the memory they hold,\n"
-		"remain until 'roceval detach IFACE' or 'roceval detach --stale'.\n\n",
+		"and RoCEv2 frames seen, the mirror sessions seen and the frames they lost before\n"
+		"this host (JSON: mirror_sessions, mirror_frames, mirror_lost), the memory the kernel\n"
+		"charges for the program's maps (memlock), and every setting.  An attachment whose\n"
+		"interface was deleted (or deleted and re-created) since is listed and marked STALE:\n"
+		"its pins, and the memory they hold, remain until 'roceval detach IFACE' or\n"
+		"'roceval detach --stale'.\n\n",
 	.opts = status_opts,
 	.col = 15,
 	.run = do_status,

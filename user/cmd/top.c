@@ -73,8 +73,10 @@ const struct command cmd_top = {
 	.summary = "live view of counters, rates and the rules that fire",
 	.help = "A full-screen view like top(1), redrawn every --delay seconds (default 1) and\n"
 		"whenever the terminal is resized: frame totals, ICRC results, every rule that has\n"
-		"fired, and the flows with the most violations and the most packets, for IFACE or\n"
-		"every attached interface of this network namespace.  Rates are over the last\n"
+		"fired, the mirror sessions frames come in (those that lost frames first, in yellow;\n"
+		"LOST is - for a session whose sequence numbers never advance), and the flows with\n"
+		"the most violations and the most packets, for IFACE or every attached interface of\n"
+		"this network namespace.  Rates are over the last\n"
 		"refresh first (from the second screen on), the average since attach beside them.\n"
 		"Error-severity rules are red, warnings yellow, bold while they fire.  A flow's\n"
 		"name longer than its column (IPv6, a CM service and peer QP) goes on below its\n"

@@ -616,6 +616,7 @@ static void render_metrics(void *ctx, FILE *f)
 	static struct roceval_congestion cc[DAEMON_MAX_IFACES];
 	struct roceval_settings cfg;
 	static struct prom_iface pi[DAEMON_MAX_IFACES];
+	static struct mirror_entry *mirrors[DAEMON_MAX_IFACES];
 	struct daemon *d = ctx;
 	int n = 0;
 
@@ -641,9 +642,15 @@ static void render_metrics(void *ctx, FILE *f)
 			.cc = s->li.congestion_fd < 0 || congestion_read(s->li.congestion_fd, &cc[n]) ? NULL : &cc[n],
 			.link_speed = roceval_settings_read(s->li.settings_fd, &cfg) ? 0 : cfg.link_speed,
 		};
+		pi[n].nmirrors = mirrors_collect(s->li.mirror_sessions_fd, s->li.mirror_stats_fd, &mirrors[n]);
+		if (s->li.mirror_sessions_fd < 0)
+			pi[n].nmirrors = -1;
+		pi[n].mirrors = mirrors[n];
 		n++;
 	}
 	prom_write(f, pi, n, d->start_time);
+	for (int i = 0; i < n; i++)
+		free(mirrors[i]);
 	pthread_mutex_unlock(&d->lock);
 }
 

@@ -70,6 +70,9 @@ struct live_iface {
 	int cm_rej_fd;
 	int latency_fd; /* the latency histograms; -1 when the object has none */
 	int congestion_fd; /* PFC and the cnp_reaction histogram; -1 when the object has none */
+	/* mirror sessions: key -> slot, and the slots' per-CPU counts; -1 both when the object has none */
+	int mirror_sessions_fd;
+	int mirror_stats_fd;
 	__u64 attached_boot_ns; /* CLOCK_BOOTTIME at attach: for averages since then */
 };
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
 #include <math.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@
 #include "counters.h"
 #include "congestion.h"
 #include "latency.h"
+#include "mirrors.h"
 #include "prom.h"
 #include "rule_names.h"
 #include "version.h"
@@ -275,6 +277,76 @@ static void write_reaction(FILE *f, const struct prom_iface *ifs, int n)
 	}
 }
 
+static __u64 session_frames(const struct mirror_entry *e)
+{
+	return e->frames;
+}
+
+static __u64 session_bytes(const struct mirror_entry *e)
+{
+	return e->bytes;
+}
+
+static __u64 session_lost(const struct mirror_entry *e)
+{
+	return e->lost;
+}
+
+/* The mirror session series of one family: name{interface,source,encap,session} value. */
+static void write_mirror_family(FILE *f, const struct prom_iface *ifs, int n, const char *name, const char *help,
+				__u64 (*value)(const struct mirror_entry *e))
+{
+	char src[INET6_ADDRSTRLEN];
+
+	family(f, name, "counter", help);
+	for (int i = 0; i < n; i++) {
+		for (int s = 0; s < ifs[i].nmirrors; s++) {
+			const struct mirror_entry *e = &ifs[i].mirrors[s];
+
+			if (!inet_ntop(e->key.ipv6 ? AF_INET6 : AF_INET, e->key.source, src, sizeof(src)))
+				snprintf(src, sizeof(src), "?");
+			sample_start(f, name, ifs[i].ifname);
+			fprintf(f, ",source=\"%s\",encap=\"%s\",session=\"%u\"} %llu\n", src,
+				mirror_encap_id(e->key.encap), e->key.session,
+				(unsigned long long)value(e));
+		}
+	}
+}
+
+/*
+ * Per mirror session, as many series as sessions are listed: at most
+ * ROCEVAL_MIRROR_SESSIONS an interface, and a listed session stays.
+ */
+static void write_mirrors(FILE *f, const struct prom_iface *ifs, int n)
+{
+	family(f, "roceval_mirror_sessions", "gauge",
+	       "mirror sessions (outer source, encapsulation, session ID, VNI or GRE key) listed");
+	for (int i = 0; i < n; i++) {
+		if (ifs[i].nmirrors < 0)
+			continue;
+		sample_start(f, "roceval_mirror_sessions", ifs[i].ifname);
+		fprintf(f, "} %d\n", ifs[i].nmirrors);
+	}
+	family(f, "roceval_mirror_sessions_max", "gauge",
+	       "mirror sessions that can be listed; the frames of more count as mirror_unlisted_frames");
+	for (int i = 0; i < n; i++) {
+		if (ifs[i].nmirrors < 0)
+			continue;
+		sample_start(f, "roceval_mirror_sessions_max", ifs[i].ifname);
+		fprintf(f, "} %d\n", ROCEVAL_MIRROR_SESSIONS);
+	}
+	write_mirror_family(f, ifs, n, "roceval_mirror_session_frames_total",
+			    "frames the mirror session brought, taken out of their encapsulation",
+			    session_frames);
+	write_mirror_family(f, ifs, n, "roceval_mirror_session_bytes_total",
+			    "bytes of the mirror session's frames, their encapsulation included",
+			    session_bytes);
+	write_mirror_family(f, ifs, n, "roceval_mirror_session_lost_frames_total",
+			    "frames the mirror session's sequence numbers skipped: lost before this host "
+			    "(0 for a session whose numbers never advance)",
+			    session_lost);
+}
+
 void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 {
 	write_info(f, ifs, n, start_time);
@@ -285,4 +357,5 @@ void prom_write(FILE *f, const struct prom_iface *ifs, int n, double start_time)
 	write_reorder(f, ifs, n);
 	write_pfc(f, ifs, n);
 	write_reaction(f, ifs, n);
+	write_mirrors(f, ifs, n);
 }

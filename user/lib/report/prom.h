@@ -14,6 +14,10 @@
  *   roceval_pfc_pause_quanta_total{interface, priority}    their pause times, in quanta
  *   roceval_pfc_pause_seconds_total{interface, priority}   the same as time, given link_speed
  *   roceval_cnp_reaction_ratio{interface}                  histogram: rate after a CNP over before
+ *   roceval_mirror_sessions{interface}, roceval_mirror_sessions_max{interface}
+ *       the mirror sessions listed and how many can be: the bound of the
+ *       per-session series below, as the flow table's slots bound the flows
+ *   roceval_mirror_session_{frames,bytes,lost_frames}_total{interface, source, encap, session}
  *   roceval_start_time_seconds, roceval_build_info{version}
  *
  * rate() drops the metric name, so series that differ only by name collide
@@ -29,6 +33,8 @@
 
 #include "roceval.h"
 
+struct mirror_entry;
+
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 struct prom_iface {
@@ -43,6 +49,8 @@ struct prom_iface {
 	const struct roceval_latency_hist *latency; /* LAT__COUNT histograms; NULL: none */
 	const struct roceval_congestion *cc;	    /* PFC and cnp_reaction; NULL: none */
 	__u32 link_speed;			    /* Mb/s, 0 unknown: PFC pauses as quanta only */
+	const struct mirror_entry *mirrors;	    /* the mirror sessions listed */
+	int nmirrors;				    /* -1: the object has none, or they are unreadable */
 };
 
 /* Writes every family, each interface a sample in it; start_time is the exporter's. */

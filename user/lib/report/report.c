@@ -86,6 +86,8 @@ struct status {
 	bool stale;
 	bool feed; /* fs read: a feed's */
 	struct feed_state fs;
+	int mirrors; /* mirror sessions listed; -1: the object has no mirror maps */
+	__u64 mirror_lost; /* frames their sequence numbers skipped */
 	char nsname[256]; /* "" when 'ip netns' has no name for it */
 };
 
@@ -135,6 +137,11 @@ static void status_json(struct json_writer *w, const struct live_iface *li, cons
 	json_string(w, "pcp_source", live_pcp_source_name(li->pcp_source));
 	json_u64(w, "frames", st->c.total[TOTAL_FRAMES]);
 	json_u64(w, "roce", st->c.total[TOTAL_ROCE]);
+	if (st->mirrors >= 0) {
+		json_u64(w, "mirror_sessions", st->mirrors);
+		json_u64(w, "mirror_frames", st->c.total[TOTAL_MIRROR_FRAMES]);
+		json_u64(w, "mirror_lost", st->mirror_lost);
+	}
 	json_object_end(w);
 }
 
@@ -187,12 +194,31 @@ static void status_text(const struct live_iface *li, const struct status *st, bo
 	       (unsigned long long)st->c.total[TOTAL_ROCE]);
 	if (st->c.total[TOTAL_DROPPED])
 		printf("  %-12s %llu\n", "dropped", (unsigned long long)st->c.total[TOTAL_DROPPED]);
+	if (st->mirrors > 0)
+		printf("  %-12s %d session%s, %llu frames decapsulated, %llu lost before this host\n", "mirrors",
+		       st->mirrors, st->mirrors == 1 ? "" : "s", (unsigned long long)st->c.total[TOTAL_MIRROR_FRAMES],
+		       (unsigned long long)st->mirror_lost);
 	if (st->mem >= 10 << 20)
 		printf("  %-12s %.1f MiB in %d maps\n", "memory", st->mem / 1048576.0, st->nmaps);
 	else
 		printf("  %-12s %.1f KiB in %d maps\n", "memory", st->mem / 1024.0, st->nmaps);
 	printf("  settings:\n");
 	settings_print(stdout, &st->cfg, "    ");
+}
+
+/* How many mirror sessions, and their loss; none said when they cannot be read. */
+static void status_mirrors(const struct live_iface *li, struct status *st)
+{
+	struct mirror_entry *e;
+
+	st->mirrors = mirrors_collect(li->mirror_sessions_fd, li->mirror_stats_fd, &e);
+	if (li->mirror_sessions_fd < 0 || st->mirrors < 0) {
+		st->mirrors = -1;
+		return;
+	}
+	for (int i = 0; i < st->mirrors; i++)
+		st->mirror_lost += e[i].lost;
+	free(e);
 }
 
 int status_report(const struct live_iface *li, struct json_writer *w, bool first, bool all)
@@ -211,6 +237,7 @@ int status_report(const struct live_iface *li, struct json_writer *w, bool first
 	/* the pins outlive the interface: a deleted or re-created one no longer runs the program */
 	st.stale = live_stale(li);
 	st.feed = feed_state_read(li, &st.fs);
+	status_mirrors(li, &st);
 	live_netns_name(li->netns_ino, st.nsname, sizeof(st.nsname));
 	if (w)
 		status_json(w, li, &st);
@@ -219,11 +246,17 @@ int status_report(const struct live_iface *li, struct json_writer *w, bool first
 	return 0;
 }
 
-/* What stats reads beside the counters: the latencies and congestion, each NULL where the object has none. */
+/*
+ * What stats reads beside the counters: the latencies and congestion, each
+ * NULL where the object has none; the mirror sessions, nmirrors -1 where it
+ * has none.
+ */
 struct stats_extra {
 	const struct roceval_latency_hist *latency;
 	const struct roceval_congestion *cc;
 	struct roceval_settings cfg;
+	struct mirror_entry *mirrors;
+	int nmirrors;
 };
 
 static void stats_json(const struct live_iface *li, const struct stats_report *r,
@@ -245,6 +278,8 @@ static void stats_json(const struct live_iface *li, const struct stats_report *r
 	reorder_json(&w, r->c);
 	if (x->cc)
 		congestion_json(&w, x->cc, &x->cfg);
+	if (x->nmirrors >= 0)
+		mirrors_json(&w, x->mirrors, x->nmirrors);
 	cm_rej_json(&w, li->cm_rej_fd);
 	cm_connections_json(&w, li->cm_conns_fd);
 	json_double(&w, "rates_seconds", r->window, 3);
@@ -271,6 +306,11 @@ static int stats_extra_read(const struct live_iface *li, struct roceval_latency_
 		what = "settings";
 		err = roceval_settings_read(li->settings_fd, &x->cfg);
 	}
+	if (!err && li->mirror_sessions_fd >= 0) {
+		what = "mirror sessions";
+		x->nmirrors = mirrors_collect(li->mirror_sessions_fd, li->mirror_stats_fd, &x->mirrors);
+		err = x->nmirrors < 0 ? x->nmirrors : 0;
+	}
 	if (err)
 		pr_warn("%s: Couldn't read the %s: %s", li->ifname, what, strerror(-err));
 	return err;
@@ -280,7 +320,7 @@ int stats_report(const struct live_iface *li, const struct stats_report *r, bool
 {
 	struct roceval_latency_hist lat[LAT__COUNT];
 	struct roceval_congestion cc;
-	struct stats_extra x = {};
+	struct stats_extra x = { .nmirrors = -1 };
 	struct flow_entry *flows = NULL;
 	int nflows = 0, err;
 
@@ -308,8 +348,10 @@ int stats_report(const struct live_iface *li, const struct stats_report *r, bool
 		reorder_print(stdout, r->c);
 		if (x.cc)
 			congestion_print(stdout, x.cc, &x.cfg);
+		mirrors_print_table(stdout, x.mirrors, x.nmirrors);
 		flows_print_table(stdout, flows, nflows, r->top);
 	}
+	free(x.mirrors);
 	free(flows);
 	return 0;
 }

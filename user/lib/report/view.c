@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
 #include <curses.h>
 #include <locale.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include "latency.h"
 #include "live/loader.h"
 #include "log.h"
+#include "mirrors.h"
 #include "rule_names.h"
 #include "view.h"
 
@@ -227,6 +229,54 @@ static int top_build_flows(struct top_screen *sc, const struct live_iface *li, i
 	return 0;
 }
 
+static int by_loss(const void *a, const void *b)
+{
+	const struct mirror_entry *x = a, *y = b;
+
+	if (x->lost != y->lost)
+		return x->lost < y->lost ? 1 : -1;
+	return x->frames < y->frames ? 1 : x->frames > y->frames ? -1 : 0;
+}
+
+/* The source column of the sessions table: an IPv4 address fits, an IPv6 one goes on a line of its own. */
+#define MIRROR_SOURCE_W 23
+
+/*
+ * The mirror sessions losing frames first, then the busiest (nothing while
+ * there is none).  LOST is "-" for a session without sequence numbers, or
+ * whose numbers never advance: its loss cannot be told.
+ */
+static int top_build_mirrors(struct top_screen *sc, const struct live_iface *li, int rows)
+{
+	char src[INET6_ADDRSTRLEN], lost[24];
+	struct mirror_entry *e;
+	int n = mirrors_collect(li->mirror_sessions_fd, li->mirror_stats_fd, &e);
+
+	if (n <= 0)
+		return n;
+	qsort(e, n, sizeof(*e), by_loss);
+	top_add(sc, -1, true, "  %-*s %-7s %10s %11s %13s %8s", MIRROR_SOURCE_W, "MIRROR SESSIONS", "ENCAP",
+		"SESSION", "FRAMES", "BYTES", "LOST");
+	for (int i = 0; i < n && i < rows; i++) {
+		if (!inet_ntop(e[i].key.ipv6 ? AF_INET6 : AF_INET, e[i].key.source, src, sizeof(src)))
+			snprintf(src, sizeof(src), "?");
+		if (strlen(src) > MIRROR_SOURCE_W) {
+			top_add(sc, -1, false, "  %s", src);
+			src[0] = '\0';
+		}
+		if (e[i].numbered)
+			snprintf(lost, sizeof(lost), "%llu", (unsigned long long)e[i].lost);
+		else
+			snprintf(lost, sizeof(lost), "-");
+		top_add(sc, e[i].lost ? SEV_WARNING : -1, false, "  %-*s %-7s %10u %11llu %13llu %8s",
+			MIRROR_SOURCE_W, src, mirror_encap_id(e[i].key.encap), e[i].key.session,
+			(unsigned long long)e[i].frames, (unsigned long long)e[i].bytes, lost);
+	}
+	top_add(sc, -1, false, "  (%d mirror session%s)", n, n == 1 ? "" : "s");
+	free(e);
+	return 0;
+}
+
 static void top_line(void *ctx, const char *text)
 {
 	top_add(ctx, -1, false, "%s", text);
@@ -366,6 +416,8 @@ static int top_sample(struct top_state *st, const struct top_view *view)
 		top_build_totals(&st->sc, &st->li[i], &s);
 		top_build_rules(&st->sc, &s, view->sort);
 		err = top_build_congestion(&st->sc, &st->li[i], &s);
+		if (!err)
+			err = top_build_mirrors(&st->sc, &st->li[i], view->flow_rows);
 		if (!err && st->li[i].flows_fd >= 0)
 			err = top_build_flows(&st->sc, &st->li[i], view->flow_rows);
 		st->prev[i] = cur;
