@@ -29,6 +29,13 @@ struct {
 	__type(value, struct roceval_mirror_stats);
 } mirror_stats SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ROCEVAL_MIRROR_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct roceval_mirror_seq);
+} mirror_seq SEC(".maps");
+
 /* Slots handed out so far, under a lock: an atomic add that returns its result needs BPF v3 */
 struct mirror_next {
 	struct bpf_spin_lock lock;
@@ -259,7 +266,7 @@ static __always_inline __u32 mirror_slot(struct roceval_scratch *s)
 
 /* The session's counts, and the frames its sequence numbers skipped (only forward: a frame behind is reordered). */
 static __always_inline void mirror_count(struct roceval_counters *cnt, struct roceval_mirror_stats *st,
-					 const struct mirror_outer *o, __u32 len)
+					 struct roceval_mirror_seq *sq, const struct mirror_outer *o, __u32 len)
 {
 	__u32 d;
 
@@ -267,18 +274,19 @@ static __always_inline void mirror_count(struct roceval_counters *cnt, struct ro
 	st->bytes += len;
 	if (o->truncated)
 		st->truncated++;
-	if (!o->has_seq)
+	if (!o->has_seq || !sq)
 		return;
-	if (st->flags & ROCEVAL_MIRROR_SEQ_SEEN) {
-		d = o->seq - st->last_seq;
+	if (sq->flags & ROCEVAL_MIRROR_SEQ_SEEN) {
+		d = o->seq - sq->last_seq;
 		if (!d || d >= 0x80000000u)
 			return;
-		st->flags |= ROCEVAL_MIRROR_NUMBERED;
+		sq->flags |= ROCEVAL_MIRROR_NUMBERED;
 		st->lost += d - 1;
 		cnt->total[TOTAL_MIRROR_LOST] += d - 1;
+	} else {
+		sq->flags |= ROCEVAL_MIRROR_SEQ_SEEN;
 	}
-	st->flags |= ROCEVAL_MIRROR_SEQ_SEEN;
-	st->last_seq = o->seq;
+	sq->last_seq = o->seq;
 }
 
 /*
@@ -323,7 +331,7 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 	slot = mirror_slot(s);
 	st = bpf_map_lookup_elem(&mirror_stats, &slot);
 	if (st)
-		mirror_count(cnt, st, &o, len);
+		mirror_count(cnt, st, bpf_map_lookup_elem(&mirror_seq, &slot), &o, len);
 	else
 		cnt->total[TOTAL_MIRROR_SESSIONS_FULL]++;
 	cnt->total[TOTAL_MIRROR_FRAMES]++;

@@ -54,16 +54,13 @@ struct roceval_mirror_key {
 	__u32 pad2;
 } __attribute__((aligned(8)));
 
-/* mirror_stats value flags */
+/* mirror_seq value flags */
 #define ROCEVAL_MIRROR_SEQ_SEEN 0x1 /* a sequence number was seen: last_seq holds it */
 #define ROCEVAL_MIRROR_NUMBERED 0x2 /* its sequence numbers advanced at least once */
 
 /*
- * A session's counts, per CPU (a session's outer flow hashes to one CPU;
- * a replay runs on one), in slot `slot` of the per-CPU array "mirror_stats";
- * userspace sums them.  Loss is the sequence numbers skipped (GRE S bit:
- * GRE-TEB, ERSPAN II and III): a session whose numbers never advance
- * (always 0, as some switches send) is unnumbered and loses nothing.
+ * A session's counts, per CPU, in slot `slot` of the per-CPU array
+ * "mirror_stats"; userspace sums them.
  */
 struct roceval_mirror_stats {
 	__u64 frames;	 /* encapsulated frames */
@@ -71,8 +68,20 @@ struct roceval_mirror_stats {
 	__u64 lost;	 /* frames its sequence numbers skipped */
 	__u64 truncated; /* frames the switch cut (ERSPAN T bit): judged as snapped */
 	__u64 nested;	 /* frames carrying another encapsulation, decapsulated once */
-	__u32 last_seq;	 /* the last sequence number seen */
-	__u32 flags;	 /* ROCEVAL_MIRROR_* */
+};
+
+/*
+ * Where a session's numbers stand, in slot `slot` of the array "mirror_seq",
+ * one for every CPU: a session's frames reach the hook on whichever CPU
+ * RSS, RPS or a veth hands them to, and each CPU following the numbers
+ * alone took every frame another CPU saw for lost.  Loss is the sequence
+ * numbers skipped (GRE S bit: GRE-TEB, ERSPAN II and III): a session whose
+ * numbers never advance (always 0, as some switches send) is unnumbered and
+ * loses nothing.
+ */
+struct roceval_mirror_seq {
+	__u32 last_seq; /* the last sequence number seen */
+	__u32 flags;	/* ROCEVAL_MIRROR_* */
 };
 
 #endif /* ROCEVAL_MIRROR_H */

@@ -125,10 +125,12 @@ while off < len(data):
 """
 
 
-def send_pcap(netns, ifname, pcap, pace=False, one_cpu=False):
+def send_pcap(netns, ifname, pcap, pace=False, one_cpu=False, cpu=None):
     """Sends the frames of pcap out of ifname in network namespace netns.  one_cpu: from CPU 0
-    only, since frames queued on two CPUs' backlogs could reach the program out of order."""
-    cmd = ["nsenter", f"--net=/run/netns/{netns}"] + (["taskset", "-c", "0"] if one_cpu else [])
+    only, since frames queued on two CPUs' backlogs could reach the program out of order; cpu:
+    from that CPU only (a veth's receiver runs the program on the sender's CPU)."""
+    cpu = 0 if one_cpu and cpu is None else cpu
+    cmd = ["nsenter", f"--net=/run/netns/{netns}"] + (["taskset", "-c", str(cpu)] if cpu is not None else [])
     cmd += ["/usr/bin/python3", "-c", SEND_PCAP, ifname, str(pcap)] + (["pace"] if pace else [])
     subprocess.run(cmd, check=True, timeout=60)
 

@@ -4,6 +4,7 @@
 status, top and the daemon's /metrics, a sequence gap counted as mirror loss.  A feed of the same
 copies lists the same sessions."""
 import json
+import os
 import re
 import signal
 import subprocess
@@ -189,6 +190,27 @@ def test_live_erspan_over_veth(netns, tmp_path, traffic, mode):
         check_metrics(metrics(netns, PORT), netns.if_rx, traffic)
     finally:
         daemon.stop()
+        run("detach", netns.if_rx, netns=netns.rx)
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to hand a session's frames between")
+@pytest.mark.parametrize("mode", ["native", "tc"])
+def test_a_session_handed_between_cpus_loses_nothing(netns, tmp_path, mode):
+    """One session's copies reach the program on CPU 0, then CPU 1, then CPU 0 again (RSS, RPS
+    and veths move a flow so): every number came, so nothing is lost.  Followed per CPU, CPU 0
+    took the ten CPU 1 saw for lost."""
+    frames = encap.wrap_all(flow(30, 0x310, SEND_ONLY, 64), "erspan2", 4, session=SESSION_V4)
+    run("attach", netns.if_rx, "--mode", mode, netns=netns.rx, check=True)
+    try:
+        for part, cpu in ((frames[:10], 0), (frames[10:20], 1), (frames[20:], 0)):
+            pcap = roce.write_pcap(tmp_path / f"part{len(part)}-{cpu}.pcap", part)
+            send_pcap(netns.tx, netns.if_tx, pcap, cpu=cpu)
+            want = frames.index(part[-1]) + 1
+            assert wait_for(lambda: stats_json(netns)["mirror_frames"] >= want, 10)
+        st = stats_json(netns)
+        assert (st["roce"], st["mirror_frames"], st["mirror_lost"]) == (30, 30, 0)
+        assert [(m["frames"], m["lost"], m["last_seq"], m["numbered"]) for m in st["mirrors"]] == [(30, 0, 30, True)]
+    finally:
         run("detach", netns.if_rx, netns=netns.rx)
 
 

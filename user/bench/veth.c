@@ -547,15 +547,18 @@ static void print_mirror_row(bool json, const struct mirror_row *m, __u32 sample
 
 /*
  * Every frame roceval received was a RoCE frame of a mirror session, and
- * the frame's session counted them, at most as many as were sent.
+ * the frame's session counted them and the frames its numbers skipped, at
+ * most as many as were sent (the last ones lost skip no number).
  */
 static int check_session(const struct live *l, unsigned int session, __u64 sent)
 {
 	struct roceval_counters c;
 	struct mirror_entry *e;
-	int n = mirrors_collect(bpf_map__fd(l->skel->maps.mirror_sessions), bpf_map__fd(l->skel->maps.mirror_stats),
-				&e);
-	__u64 all = 0, frames = 0;
+	struct mirror_fds fds = { .sessions = bpf_map__fd(l->skel->maps.mirror_sessions),
+				  .stats = bpf_map__fd(l->skel->maps.mirror_stats),
+				  .seq = bpf_map__fd(l->skel->maps.mirror_seq) };
+	int n = mirrors_collect(&fds, &e);
+	__u64 all = 0, frames = 0, lost = 0;
 	int err = n < 0 ? n : counters_read(bpf_map__fd(l->skel->maps.counters), &c);
 
 	if (err) {
@@ -564,15 +567,17 @@ static int check_session(const struct live *l, unsigned int session, __u64 sent)
 	}
 	for (int i = 0; i < n; i++) {
 		all += e[i].frames;
-		if (e[i].key.session == session)
+		if (e[i].key.session == session) {
 			frames = e[i].frames;
+			lost = e[i].lost;
+		}
 	}
 	free(e);
-	if (all == c.total[TOTAL_ROCE] && all == c.total[TOTAL_MIRROR_FRAMES] && frames && frames <= sent)
+	if (all == c.total[TOTAL_ROCE] && all == c.total[TOTAL_MIRROR_FRAMES] && frames && frames + lost <= sent)
 		return 0;
 	pr_warn("mirror run: %llu RoCE frames, %llu mirrored, %llu in the sessions; session %u: %llu frames "
-		"of %llu sent", (unsigned long long)c.total[TOTAL_ROCE], (unsigned long long)c.total[TOTAL_MIRROR_FRAMES],
-		(unsigned long long)all, session, (unsigned long long)frames, (unsigned long long)sent);
+		"and %llu lost of %llu sent", (unsigned long long)c.total[TOTAL_ROCE], (unsigned long long)c.total[TOTAL_MIRROR_FRAMES],
+		(unsigned long long)all, session, (unsigned long long)frames, (unsigned long long)lost, (unsigned long long)sent);
 	return -EPROTO;
 }
 

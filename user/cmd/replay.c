@@ -137,7 +137,8 @@ struct replay_result {
 
 static int collect(struct replay *r, struct replay_result *res)
 {
-	int err = replay_counters(r, &res->c), sessions_fd, stats_fd;
+	int err = replay_counters(r, &res->c);
+	struct mirror_fds mirror;
 
 	if (err)
 		return err;
@@ -158,8 +159,8 @@ static int collect(struct replay *r, struct replay_result *res)
 		return res->nflows;
 	}
 	cm_annotate(res->ends_fd, res->flows, res->nflows);
-	replay_mirror_fds(r, &sessions_fd, &stats_fd);
-	res->nmirrors = mirrors_collect(sessions_fd, stats_fd, &res->mirrors);
+	mirror = replay_mirror_fds(r);
+	res->nmirrors = mirrors_collect(&mirror, &res->mirrors);
 	if (res->nmirrors < 0) {
 		pr_warn("Couldn't read the mirror sessions: %s", strerror(-res->nmirrors));
 		return res->nmirrors;

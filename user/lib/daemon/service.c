@@ -642,8 +642,8 @@ static void render_metrics(void *ctx, FILE *f)
 			.cc = s->li.congestion_fd < 0 || congestion_read(s->li.congestion_fd, &cc[n]) ? NULL : &cc[n],
 			.link_speed = roceval_settings_read(s->li.settings_fd, &cfg) ? 0 : cfg.link_speed,
 		};
-		pi[n].nmirrors = mirrors_collect(s->li.mirror_sessions_fd, s->li.mirror_stats_fd, &mirrors[n]);
-		if (s->li.mirror_sessions_fd < 0)
+		pi[n].nmirrors = mirrors_collect(&s->li.mirror, &mirrors[n]);
+		if (s->li.mirror.sessions < 0)
 			pi[n].nmirrors = -1;
 		pi[n].mirrors = mirrors[n];
 		n++;

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <linux/types.h>
 
+#include "report/mirrors.h"
+
 /* Attachments a command shows at once (status, stats, top) */
 #define LIVE_MAX_IFACES 64
 /* "netns-" and a namespace's inode */
@@ -70,9 +72,8 @@ struct live_iface {
 	int cm_rej_fd;
 	int latency_fd; /* the latency histograms; -1 when the object has none */
 	int congestion_fd; /* PFC and the cnp_reaction histogram; -1 when the object has none */
-	/* mirror sessions: key -> slot, and the slots' per-CPU counts; -1 both when the object has none */
-	int mirror_sessions_fd;
-	int mirror_stats_fd;
+	/* mirror sessions: key -> slot, the slots' per-CPU counts and numbers; -1 each when the object has none */
+	struct mirror_fds mirror;
 	__u64 attached_boot_ns; /* CLOCK_BOOTTIME at attach: for averages since then */
 };
 

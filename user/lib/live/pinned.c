@@ -123,7 +123,7 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 	memset(out, 0, sizeof(*out));
 	out->counters_fd = out->settings_fd = out->flows_fd = out->flow_cold_fd = out->flow_sets_fd = -1;
 	out->cm_conns_fd = out->cm_ends_fd = out->cm_rej_fd = out->latency_fd = out->congestion_fd = -1;
-	out->trace_rbs_fd = out->trace_filters_fd = out->mirror_sessions_fd = out->mirror_stats_fd = -1;
+	out->trace_rbs_fd = out->trace_filters_fd = out->mirror.sessions = out->mirror.stats = out->mirror.seq = -1;
 	if ((err = live_init()))
 		return err;
 	if (pin_path_ns(dir, sizeof(dir), ns, ifname, NULL) || strlen(ifname) >= IF_NAMESIZE ||
@@ -171,8 +171,8 @@ static int live_open_ns(const char *ns, const char *ifname, struct live_iface *o
 		      (int *const[]){ &out->flows_fd, &out->flow_sets_fd, &out->flow_cold_fd }, 3);
 	pin_get_group(ns, ifname, (const char *const[]){ "trace_rbs", "trace_filters" },
 		      (int *const[]){ &out->trace_rbs_fd, &out->trace_filters_fd }, 2);
-	pin_get_group(ns, ifname, (const char *const[]){ "mirror_sessions", "mirror_stats" },
-		      (int *const[]){ &out->mirror_sessions_fd, &out->mirror_stats_fd }, 2);
+	pin_get_group(ns, ifname, (const char *const[]){ "mirror_sessions", "mirror_stats", "mirror_seq" },
+		      (int *const[]){ &out->mirror.sessions, &out->mirror.stats, &out->mirror.seq }, 3);
 	out->cm_conns_fd = pin_get_ns(ns, ifname, "cm_conns");
 	out->cm_ends_fd = pin_get_ns(ns, ifname, "cm_ends");
 	out->cm_rej_fd = pin_get_ns(ns, ifname, "cm_rej_reasons");
@@ -322,7 +322,8 @@ void live_close(struct live_iface *li)
 {
 	int *fds[] = { &li->counters_fd, &li->settings_fd, &li->flows_fd, &li->flow_cold_fd, &li->flow_sets_fd,
 		       &li->trace_rbs_fd, &li->trace_filters_fd, &li->cm_conns_fd, &li->cm_ends_fd, &li->cm_rej_fd, &li->latency_fd,
-		       &li->congestion_fd, &li->mirror_sessions_fd, &li->mirror_stats_fd };
+		       &li->congestion_fd, &li->mirror.sessions, &li->mirror.stats,
+		       &li->mirror.seq };
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		if (*fds[i] >= 0)

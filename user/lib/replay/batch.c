@@ -208,10 +208,11 @@ void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd)
 	*rej_fd = bpf_map__fd(r->skel->maps.cm_rej_reasons);
 }
 
-void replay_mirror_fds(struct replay *r, int *sessions_fd, int *stats_fd)
+struct mirror_fds replay_mirror_fds(struct replay *r)
 {
-	*sessions_fd = bpf_map__fd(r->skel->maps.mirror_sessions);
-	*stats_fd = bpf_map__fd(r->skel->maps.mirror_stats);
+	return (struct mirror_fds){ .sessions = bpf_map__fd(r->skel->maps.mirror_sessions),
+				    .stats = bpf_map__fd(r->skel->maps.mirror_stats),
+				    .seq = bpf_map__fd(r->skel->maps.mirror_seq) };
 }
 
 struct roceval_bpf *replay_skel(struct replay *r)

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "roceval.h"
+#include "report/mirrors.h"
 
 /*
  * Runs frames through the same XDP object that runs live, in batches of many
@@ -47,7 +48,7 @@ int replay_congestion_fd(struct replay *r); /* PFC and the cnp_reaction histogra
 /* The RDMA CM maps: connections, connection ends, REJ reasons (-1 where there are none). */
 void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd);
 /* The mirror sessions: the session table and its per-CPU counts (report/mirrors.h). */
-void replay_mirror_fds(struct replay *r, int *sessions_fd, int *stats_fd);
+struct mirror_fds replay_mirror_fds(struct replay *r);
 struct roceval_bpf *replay_skel(struct replay *r);
 void replay_free(struct replay *r);
 

@@ -22,12 +22,12 @@ const char *mirror_encap_id(unsigned int encap)
 	return encap < MIRROR__COUNT ? encap_ids[encap] : "?";
 }
 
-/* Adds every CPU's counts of the session in `slot` to e. */
-static int stats_sum(int stats_fd, struct mirror_entry *e)
+/* Adds every CPU's counts of the session in `slot` to e, and where its numbers stand. */
+static int stats_sum(const struct mirror_fds *fds, struct mirror_entry *e)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct roceval_mirror_stats *v;
-	__u64 most = 0;
+	struct roceval_mirror_seq sq;
 	int err = 0;
 
 	if (ncpu < 1)
@@ -35,7 +35,7 @@ static int stats_sum(int stats_fd, struct mirror_entry *e)
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(stats_fd, &e->slot, v))
+	if (bpf_map_lookup_elem(fds->stats, &e->slot, v) || bpf_map_lookup_elem(fds->seq, &e->slot, &sq))
 		err = -errno;
 	for (int c = 0; c < ncpu && !err; c++) {
 		e->frames += v[c].frames;
@@ -43,13 +43,11 @@ static int stats_sum(int stats_fd, struct mirror_entry *e)
 		e->lost += v[c].lost;
 		e->truncated += v[c].truncated;
 		e->nested += v[c].nested;
-		e->numbered |= !!(v[c].flags & ROCEVAL_MIRROR_NUMBERED);
-		e->seq_seen |= !!(v[c].flags & ROCEVAL_MIRROR_SEQ_SEEN);
-		/* the CPU that saw most of it: where its numbers were followed */
-		if ((v[c].flags & ROCEVAL_MIRROR_SEQ_SEEN) && v[c].frames > most) {
-			most = v[c].frames;
-			e->last_seq = v[c].last_seq;
-		}
+	}
+	if (!err) {
+		e->numbered = !!(sq.flags & ROCEVAL_MIRROR_NUMBERED);
+		e->seq_seen = !!(sq.flags & ROCEVAL_MIRROR_SEQ_SEEN);
+		e->last_seq = sq.last_seq;
 	}
 	free(v);
 	return err;
@@ -68,25 +66,25 @@ static int entry_cmp(const void *a, const void *b)
 	return x->session < y->session ? -1 : x->session > y->session;
 }
 
-int mirrors_collect(int sessions_fd, int stats_fd, struct mirror_entry **out)
+int mirrors_collect(const struct mirror_fds *fds, struct mirror_entry **out)
 {
 	struct roceval_mirror_key key, next, *prev = NULL;
 	struct mirror_entry *e;
 	int n = 0, err = 0;
 
 	*out = NULL;
-	if (sessions_fd < 0 || stats_fd < 0)
+	if (fds->sessions < 0 || fds->stats < 0 || fds->seq < 0)
 		return 0;
 	e = calloc(ROCEVAL_MIRROR_SESSIONS, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	while (n < ROCEVAL_MIRROR_SESSIONS && !bpf_map_get_next_key(sessions_fd, prev, &next)) {
+	while (n < ROCEVAL_MIRROR_SESSIONS && !bpf_map_get_next_key(fds->sessions, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(sessions_fd, &key, &e[n].slot))
+		if (bpf_map_lookup_elem(fds->sessions, &key, &e[n].slot))
 			continue;
 		e[n].key = key;
-		err = stats_sum(stats_fd, &e[n]);
+		err = stats_sum(fds, &e[n]);
 		if (err)
 			break;
 		n++;

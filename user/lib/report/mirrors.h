@@ -21,13 +21,19 @@ struct mirror_entry {
 
 /* The id of an encapsulation ("erspan2"), "?" for none. */
 const char *mirror_encap_id(unsigned int encap);
+/* The maps of a program's mirror sessions (mirror.bpf.h). */
+struct mirror_fds {
+	int sessions; /* "mirror_sessions": a session's slot */
+	int stats;    /* "mirror_stats": its counts per CPU */
+	int seq;      /* "mirror_seq": where its numbers stand */
+};
+
 /*
- * Every session of the "mirror_sessions" hash and its counts in the per-CPU
- * "mirror_stats" array, ordered by source, encapsulation and session, into
- * *out (the caller frees it; NULL with 0).  The count or -errno; either fd
- * below 0 reads none.
+ * Every session of fds->sessions with its counts, ordered by source,
+ * encapsulation and session, into *out (the caller frees it; NULL with 0).
+ * The count or -errno; any fd below 0 reads none.
  */
-int mirrors_collect(int sessions_fd, int stats_fd, struct mirror_entry **out);
+int mirrors_collect(const struct mirror_fds *fds, struct mirror_entry **out);
 /*
  * "mirrors": [{"source", "encap", "session", "frames", "bytes", "lost",
  * "numbered", "truncated", "nested", "last_seq"}] into the object being written.

@@ -211,8 +211,8 @@ static void status_mirrors(const struct live_iface *li, struct status *st)
 {
 	struct mirror_entry *e;
 
-	st->mirrors = mirrors_collect(li->mirror_sessions_fd, li->mirror_stats_fd, &e);
-	if (li->mirror_sessions_fd < 0 || st->mirrors < 0) {
+	st->mirrors = mirrors_collect(&li->mirror, &e);
+	if (li->mirror.sessions < 0 || st->mirrors < 0) {
 		st->mirrors = -1;
 		return;
 	}
@@ -306,9 +306,9 @@ static int stats_extra_read(const struct live_iface *li, struct roceval_latency_
 		what = "settings";
 		err = roceval_settings_read(li->settings_fd, &x->cfg);
 	}
-	if (!err && li->mirror_sessions_fd >= 0) {
+	if (!err && li->mirror.sessions >= 0) {
 		what = "mirror sessions";
-		x->nmirrors = mirrors_collect(li->mirror_sessions_fd, li->mirror_stats_fd, &x->mirrors);
+		x->nmirrors = mirrors_collect(&li->mirror, &x->mirrors);
 		err = x->nmirrors < 0 ? x->nmirrors : 0;
 	}
 	if (err)

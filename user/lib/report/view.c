@@ -250,7 +250,7 @@ static int top_build_mirrors(struct top_screen *sc, const struct live_iface *li,
 {
 	char src[INET6_ADDRSTRLEN], lost[24];
 	struct mirror_entry *e;
-	int n = mirrors_collect(li->mirror_sessions_fd, li->mirror_stats_fd, &e);
+	int n = mirrors_collect(&li->mirror, &e);
 
 	if (n <= 0)
 		return n;
