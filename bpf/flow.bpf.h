@@ -310,9 +310,12 @@ static __always_inline int request_behind(struct roceval_scratch *s, struct roce
  * or ONLY seen: -1, the request is then judged as any other) or how far it
  * went at least (the PSN after its last response in order: a request
  * before that reuses a PSN the READ consumed); with neither, the request
- * is psn_unjudged and only sets the expectation.  Not inlined: rare.
+ * is psn_unjudged and only sets the expectation.  Inlined into
+ * request_out_of_order, its only caller: a call of its own would put one
+ * more frame on the deepest call chain (replay, the frame, this,
+ * roceval_reorder_ahead), which the 512-byte stack has no room for.
  */
-static __noinline int request_after_read(struct roceval_scratch *s, struct roceval_counters *cnt,
+static __always_inline int request_after_read(struct roceval_scratch *s, struct roceval_counters *cnt,
 					 struct roceval_flow *f, const struct roce_op *op, __u32 n)
 {
 	struct roceval_flow_space *sp = &f->req;

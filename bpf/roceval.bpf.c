@@ -437,10 +437,15 @@ int roceval_tc(struct __sk_buff *skb)
  * Returns how many frames it validated so userspace can tell a malformed
  * batch from a complete one.
  */
+static long replay_step(__u64 i, void *w)
+{
+	return batch_step(w, roceval_frame);
+}
+
 SEC("xdp.frags")
 int roceval_replay(struct xdp_md *ctx)
 {
-	return batch_walk(ctx, roceval_frame);
+	return batch_walk(ctx, replay_step);
 }
 
 /* A word of window_open, at the replay's end: which of its 64 slots opened a window. */
