@@ -104,20 +104,27 @@ static __always_inline struct roceval_flow *answer_remembered(const struct frame
 
 /*
  * A response on a reliable connection (an ACK, NAK, atomic ACK or READ
- * response): matched to the requests it answers (answer.bpf.h), a NAK
- * judged against them.  Not inlined: the frame's stack is full.
+ * response) on the flow in `slot`: matched to the requests it answers
+ * (answer.bpf.h), a NAK judged against them.  Not inlined: the frame's
+ * stack is full.  Global, so the verifier checks it once, not once for
+ * each way a frame comes here (its loop over the requests awaiting an
+ * answer cost 30k instructions on every frame program).
  */
-static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
+__noinline int roceval_flow_answer(__u32 slot)
 {
 	__u32 zero = 0;
 	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
-	const struct frame_info *fi = &s->fi;
-	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
-	struct roceval_flow *r;
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot), *r;
+	const struct frame_info *fi;
+	const struct roce_op *op;
 	int by_cm;
 
-	if (!x)
-		return;
+	if (!x || !s || !cnt || !f)
+		return 0;
+	fi = &s->fi;
+	op = &roce_ops[fi->opcode & 0x1F];
 	s->timed = false;
 	s->clocked = false;
 	r = answer_remembered(fi, f);
@@ -125,10 +132,10 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 	if (!r || !answer_plausible(fi, r)) {
 		by_cm = answer_pair(fi, f, x);
 		if (by_cm < 0)
-			return;
+			return 0;
 		r = flow_find(&x->req);
 		if (!r || (!by_cm && !answer_plausible(fi, r)))
-			return;
+			return 0;
 		if (!by_cm) {
 			f->answered_window = ANSWER_WINDOW(fi->psn);
 			f->answered_slot = r->cold;
@@ -138,7 +145,7 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 	if (rule_set_has(&s->rules, RULE_NAK_PSN) || rule_set_has(&s->rules, RULE_NAK_RNR)) {
 		answer_clock(s, cnt);
 		retx_nak(s, cnt, r, by_cm);
-		return;
+		return 0;
 	}
 	if (op->family == FAM_READ_RESP) {
 		answer_read(s, cnt, r);
@@ -146,6 +153,7 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 	}
 	if (fi->has_aeth && !(fi->aeth >> 29)) /* syndrome 000xxxxx: an ACK */
 		answer_ack(s, cnt, r, op->family == FAM_READ_RESP);
+	return 0;
 }
 
 /* Whether op breaks the message order of a space whose open message is `open`: FIRST MIDDLE* LAST, or ONLY. */
@@ -580,12 +588,16 @@ static __always_inline void response_judge(struct roceval_scratch *s, struct roc
 
 /*
  * The first request or response of a newly learned CM connection to this
- * end: whatever an earlier connection on the same QPN left (its holes count
- * as losses) is forgotten, and the space starts afresh.
+ * end, on the flow in `slot`: whatever an earlier connection on the same
+ * QPN left (its holes count as losses) is forgotten, and the space starts
+ * afresh.  Global: checked once, not on every path of the frame to it.
  */
-static __noinline void flow_fresh(struct roceval_counters *cnt, const struct roceval_settings *cfg,
-				  struct roceval_flow *f, __u8 fresh)
+__noinline int roceval_flow_fresh(__u32 slot, __u32 fresh)
 {
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+
+	if (!f)
+		return 0;
 	if (fresh & CONN_FRESH_REQ) {
 		roceval_reorder_settle_all(f->cold);
 		__builtin_memset(&f->req, 0, sizeof(f->req));
@@ -606,6 +618,7 @@ static __noinline void flow_fresh(struct roceval_counters *cnt, const struct roc
 		f->answered_slot = 0;
 		f->answered_window = 0;
 	}
+	return 0;
 }
 
 /* A request on a reliable connection: timed, held, or compared with what was held (retx.bpf.h). */
@@ -626,7 +639,7 @@ static __always_inline void request_retx(struct roceval_scratch *s, struct rocev
 	}
 	retx_sent(s, cnt, f, op->family == FAM_READ_REQ);
 	if (f->hint_window != ANSWER_WINDOW(fi->psn))
-		answer_hint(fi, f);
+		roceval_answer_hint(f->cold);
 }
 
 static __always_inline void flow_update(struct roceval_scratch *s, struct roceval_counters *cnt,
@@ -655,7 +668,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		struct roceval_flow_space *sp = request ? &f->req : &f->resp;
 
 		if (__builtin_expect(fi->conn_fresh, 0))
-			flow_fresh(cnt, cfg, f, fi->conn_fresh);
+			roceval_flow_fresh(f->cold, fi->conn_fresh);
 		f->transport = transport;
 		if (op->payload == PL_PMTU) {
 			if (!f->pmtu)
@@ -683,7 +696,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		/* a window given up on (answer_pair): not the call either */
 		if ((fi->has_aeth || op->family == FAM_READ_RESP) && reliable &&
 		    (cm_active || !answer_given_up(f, ANSWER_WINDOW(fi->psn))))
-			flow_answer(s, cnt, f);
+			roceval_flow_answer(f->cold);
 	}
 
 	flow_account(s, f, frame_len);
