@@ -634,7 +634,7 @@ static __always_inline void request_retx(struct roceval_scratch *s, struct rocev
 	if (v == REQ_DUP || latency_due(s, cnt, cfg, f))
 		frame_clock(s, cnt);
 	if (v == REQ_DUP) {
-		retx_resent(s, cnt, f);
+		roceval_retx_resent(f->cold);
 		return;
 	}
 	retx_sent(s, cnt, f, op->family == FAM_READ_REQ);
