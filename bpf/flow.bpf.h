@@ -133,7 +133,7 @@ __noinline int roceval_flow_answer(__u32 slot)
 		by_cm = answer_pair(fi, f, x);
 		if (by_cm < 0)
 			return 0;
-		r = flow_find(&x->req);
+		r = flow_find_rare(&x->req);
 		if (!r || (!by_cm && !answer_plausible(fi, r)))
 			return 0;
 		if (!by_cm) {
