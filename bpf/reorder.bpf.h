@@ -77,18 +77,6 @@ struct bits {
 	__u64 lo, hi;
 };
 
-/*
- * All ones where n < lim, else 0, as arithmetic: bits_below takes no
- * branch, so the verifier walks it once rather than once per range of n
- * (31k instructions of roceval_reorder_ahead's 53k).  bits_shl keeps its
- * branches: without them its temporaries spill, and the frame's deepest
- * call chain outgrows the 512-byte stack.
- */
-static __always_inline __u64 bits_lt(__u64 n, __u64 lim)
-{
-	return (__u64)((__s64)(n - lim) >> 63);
-}
-
 static __always_inline struct bits bits_shl(struct bits b, __u32 n)
 {
 	struct bits r = {};
@@ -112,10 +100,15 @@ static __always_inline struct bits bits_older(struct bits b)
 	return (struct bits){ b.lo >> 1 | b.hi << 63, b.hi >> 1 };
 }
 
-/* Bits 0 .. k-1 of a word: none for k <= 0, all for k >= 64. */
-static __always_inline __u64 bits_word_below(__s64 k)
+/*
+ * Bits 0 .. k-1 of a word (none for k <= 0, all for k >= 64) as arithmetic:
+ * with no branch the verifier walks it once, not once per range of k (31k
+ * of roceval_reorder_ahead's 53k instructions).  bits_shl keeps its
+ * branches: without them it spills, and the deepest chain outgrows the stack.
+ */
+static __always_inline __u64 bits_word_below(__u64 k)
 {
-	__u64 pos = ~bits_lt(k, 1), full = ~bits_lt(k, 64);
+	__u64 pos = ~(__u64)((__s64)(k - 1) >> 63), full = ~(__u64)((__s64)(k - 64) >> 63);
 
 	return (((1ULL << (k & 63)) - 1) & pos) | full;
 }
