@@ -230,23 +230,60 @@ static __always_inline void msn_check(struct roceval_scratch *s, struct roceval_
 }
 
 /* The flow's traffic and the rules its frames broke. */
+/*
+ * The index of x's lowest set bit (x not 0), by de Bruijn's multiply: clang
+ * 14 cannot emit __builtin_ctzll for BPF.
+ */
+static const __u8 debruijn64[64] = {
+	0,  1,	56, 2,	57, 49, 28, 3,	61, 58, 42, 50, 38, 29, 17, 4,	62, 47, 59, 36, 45, 43,
+	51, 22, 53, 39, 33, 30, 24, 18, 12, 5,	63, 55, 48, 27, 60, 41, 37, 16, 46, 35, 44, 21,
+	52, 32, 23, 11, 54, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,	13, 8,  7,  6,
+};
+
+static __always_inline __u32 lowest_bit(__u64 x)
+{
+	return debruijn64[((x & -x) * 0x03F79D71B4CA8B09ULL) >> 58];
+}
+
+/*
+ * The rules the frame broke, added to the flow in `slot`: one for each set
+ * bit of the two rule words, not a test of every rule, so a frame pays for
+ * the rules it broke rather than for the table.  Global: its loops are
+ * checked once.
+ */
+__noinline int roceval_flow_rules(__u32 slot)
+{
+	__u32 zero = 0;
+	const struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_flow_cold *cold = bpf_map_lookup_elem(&flow_cold, &slot);
+
+	if (!s || !cold)
+		return 0;
+	if (rule_set_meets(&s->rules, ~ROCEVAL_INFO_MASK0, ~ROCEVAL_INFO_MASK1))
+		__sync_fetch_and_add(&cold->violations, 1);
+	for (int k = 0; k < ROCEVAL_RULE_WORDS; k++) {
+		__u64 bits = s->rules.w[k];
+
+		for (int j = 0; j < 64 && bits; j++) {
+			__u32 r = k * 64 + lowest_bit(bits);
+
+			bits &= bits - 1;
+			/* so that the test bounds the very register the access uses */
+			barrier_var(r);
+			if (r < RULE__COUNT)
+				__sync_fetch_and_add(&cold->rule[r], 1);
+		}
+	}
+	return 0;
+}
+
 static __always_inline void flow_account(const struct roceval_scratch *s, struct roceval_flow *f, __u32 frame_len)
 {
-	struct roceval_flow_cold *cold;
-
 	__sync_fetch_and_add(&f->packets, 1);
 	__sync_fetch_and_add(&f->bytes, frame_len);
 	if (rule_set_empty(&s->rules))
 		return;
-	cold = flow_cold_of(f);
-	if (!cold)
-		return;
-	if (rule_set_meets(&s->rules, ~ROCEVAL_INFO_MASK0, ~ROCEVAL_INFO_MASK1))
-		__sync_fetch_and_add(&cold->violations, 1);
-#pragma unroll
-	for (int i = 0; i < RULE__COUNT; i++)
-		if (rule_set_has(&s->rules, i))
-			__sync_fetch_and_add(&cold->rule[i], 1);
+	roceval_flow_rules(f->cold);
 }
 
 #define REQ_NEW 0  /* a request not seen before, in order or ahead */
@@ -543,6 +580,11 @@ static __always_inline int response_place(struct roceval_scratch *s, struct roce
 
 	if (psn == newest)
 		return RESP_IN_ORDER;
+	/* the next PSN with none missing: the seen-bits stay all ones, and nothing else changes */
+	if (psn == ((newest + 1) & ROCE_PSN_MASK) && recent == 0xFFFF && !(sp->state & SPACE_OLD_HOLES)) {
+		sp->next_psn = (psn + 1) & ROCE_PSN_MASK;
+		return RESP_IN_ORDER;
+	}
 	if (psn_ahead(psn, newest)) {
 		d = (psn - newest) & ROCE_PSN_MASK;
 		sp->recent = d > SPACE_RECENT_PSNS ? 0 : (__u16)(recent << d | 1u << (d - 1));
