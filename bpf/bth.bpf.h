@@ -128,6 +128,9 @@ static __always_inline void judge_transport_hdrs(struct roceval_scratch *s, stru
 	}
 }
 
+_Static_assert(ROCE_DC_HDR_LEN + ROCE_DC_CONNECT_LEN <= 63 && ROCE_RDETH_LEN + ROCE_DETH_LEN <= 63,
+	       "judge_op bounds a transport's header length by 63");
+
 /* The extended headers and the payload of an opcode its transport defines. */
 static __always_inline void judge_op(struct roceval_scratch *s, struct roceval_counters *cnt,
 				     const struct roceval_settings *cfg, const __u8 *buf, __u32 bth,
