@@ -47,17 +47,25 @@ static __always_inline void hint_key_set(struct roceval_hint_key *k, const __u8 
 	k->window = window;
 }
 
-/* A request whose PSN starts a window for its flow: the flow is the one answers in it go to. */
-static __noinline void answer_hint(const struct frame_info *fi, struct roceval_flow *f)
+/*
+ * A request whose PSN starts a window for its flow (in `slot`): the flow is
+ * the one answers in it go to.  Global: checked once, not on every path.
+ */
+__noinline int roceval_answer_hint(__u32 slot)
 {
 	__u32 zero = 0;
 	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	const struct frame_info *fi;
 
+	if (!x || !s || !f)
+		return 0;
+	fi = &s->fi;
 	f->hint_window = ANSWER_WINDOW(fi->psn);
-	if (!x)
-		return;
 	hint_key_set(&x->hint, fi->saddr, fi->daddr, fi->ipv6, f->hint_window);
 	bpf_map_update_elem(&req_hints, &x->hint, &fi->flow_qpn, BPF_ANY);
+	return 0;
 }
 
 /*

@@ -35,7 +35,7 @@ static __always_inline bool batch_next(struct xdp_md *ctx, __u32 total, __u32 *n
 {
 	__u32 off = *next;
 
-	/* the helper refuses a record header past the end: no test of its own (see batch_walk) */
+	/* the helper refuses a record header past the end: no test of its own */
 	if (bpf_xdp_load_bytes(ctx, off, &batch_hdr, ROCEVAL_REC_HDR))
 		return false;
 	off += ROCEVAL_REC_HDR;
@@ -48,37 +48,52 @@ static __always_inline bool batch_next(struct xdp_md *ctx, __u32 total, __u32 *n
 	return true;
 }
 
+/* Where a walk of the batch in ctx stands: bpf_loop's callbacks take it on the stack. */
+struct batch_walk {
+	struct xdp_md *ctx;
+	__u32 next; /* where the next record starts */
+	__u32 done; /* frames run */
+};
+
 /*
- * Runs `each` on each frame of the batch in ctx; returns how many it ran,
- * so userspace can tell a malformed batch from a complete one.  The replay
- * program and the bench's baseline both walk batches through it, so the
- * baseline costs exactly what the walk does.
+ * One record of the walk to `each`; 1 (stop) at the end or at a malformed
+ * record.  Each program's bpf_loop callback is this with its own `each`.
  */
-static __always_inline int batch_walk(struct xdp_md *ctx,
-				      int (*each)(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire, __u32 session))
+static __always_inline long batch_step(struct batch_walk *w,
+				       int (*each)(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire, __u32 session))
 {
-	__u32 total = bpf_xdp_get_buff_len(ctx);
-	__u32 off = 4, done = 0, nframes;
+	struct batch_rec r;
 
-	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
+	if (!batch_next(w->ctx, bpf_xdp_get_buff_len(w->ctx), &w->next, &r))
+		return 1;
+	/* a mirrored frame: its inner frame next, where the walk keeps it (mirror.bpf.h) */
+	if (each(w->ctx, r.off, r.len, r.wire, 0) == BATCH_INNER)
+		each(w->ctx, r.off + batch_inner.at, batch_inner.len, batch_inner.wire, batch_inner.session);
+	w->done++;
+	return 0;
+}
+
+/*
+ * Runs `step` (a batch_step) on each frame of the batch in ctx; returns how
+ * many it ran, so userspace can tell a malformed batch from a complete one.
+ * The replay program and the bench's baseline both walk batches through
+ * it, so the baseline costs exactly what the walk does.  bpf_loop, not a
+ * loop: the verifier walks a bounded loop's body once per iteration it
+ * could take (86k instructions for ROCEVAL_BATCH_MAX_FRAMES), a callback once.
+ */
+static __always_inline int batch_walk(struct xdp_md *ctx, long (*step)(__u64 i, void *w))
+{
+	struct batch_walk w = { .ctx = ctx, .next = 4 };
+	__u32 n;
+
+	/* the frame count read into `done`: the replay's deepest call chain has no 4 bytes to spare */
+	if (bpf_xdp_load_bytes(ctx, 0, &w.done, sizeof(w.done)))
 		return 0;
+	n = w.done < ROCEVAL_BATCH_MAX_FRAMES ? w.done : ROCEVAL_BATCH_MAX_FRAMES;
+	w.done = 0;
 	replay_clock = true;
-	/*
-	 * The verifier walks this loop once for each of a batch's frames and
-	 * keeps every branch not yet taken for later, up to 8192: four a frame
-	 * at most (the loop's end, the record's two tests, a mirrored frame).
-	 */
-	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES && i < nframes; i++) {
-		struct batch_rec r;
-
-		if (!batch_next(ctx, total, &off, &r))
-			break;
-		/* a mirrored frame: its inner frame next, where the walk keeps it (mirror.bpf.h) */
-		if (each(ctx, r.off, r.len, r.wire, 0) == BATCH_INNER)
-			each(ctx, r.off + batch_inner.at, batch_inner.len, batch_inner.wire, batch_inner.session);
-		done++;
-	}
-	return done;
+	bpf_loop(n, step, &w, 0);
+	return w.done;
 }
 
 #endif /* ROCEVAL_BATCH_BPF_H */

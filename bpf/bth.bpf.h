@@ -29,7 +29,7 @@ static __always_inline bool pkey_allowed(const struct roceval_settings *cfg, __u
 
 /* Checks on the payload size for the opcode's payload rule; returns true if broken. */
 static __always_inline bool payload_size_bad(const struct roce_op *op, __u32 payload, __u32 pmtu_cfg,
-					     const __u8 *reth, bool dc)
+					     const struct frame_info *fi, bool dc)
 {
 	__u32 limit = pmtu_cfg ? pmtu_cfg : ROCE_PMTU_MAX;
 
@@ -46,7 +46,7 @@ static __always_inline bool payload_size_bad(const struct roce_op *op, __u32 pay
 	case PL_ONLY:
 		if (payload > limit)
 			return true;
-		return (op->flags & OPF_DMALEN) && reth && rd32(reth + 12) != payload;
+		return (op->flags & OPF_DMALEN) && fi->has_reth && fi->dmalen != payload;
 	case PL_EIGHT:
 		return payload != 8;
 	}
@@ -128,6 +128,9 @@ static __always_inline void judge_transport_hdrs(struct roceval_scratch *s, stru
 	}
 }
 
+_Static_assert(ROCE_DC_HDR_LEN + ROCE_DC_CONNECT_LEN <= 63 && ROCE_RDETH_LEN + ROCE_DETH_LEN <= 63,
+	       "judge_op bounds a transport's header length by 63");
+
 /* The extended headers and the payload of an opcode its transport defines. */
 static __always_inline void judge_op(struct roceval_scratch *s, struct roceval_counters *cnt,
 				     const struct roceval_settings *cfg, const __u8 *buf, __u32 bth,
@@ -136,12 +139,18 @@ static __always_inline void judge_op(struct roceval_scratch *s, struct roceval_c
 	struct frame_info *fi = &s->fi;
 	__u8 opcode = buf[bth], b1 = buf[bth + 1], padcnt = (b1 >> 4) & 3, transport = opcode >> 5;
 	bool dc = transport == ROCE_TR_RD && !cfg->rd_strict;
-	__u32 hdrs = roce_transport_hdr_len(transport, opcode, op->flags, dc);
-	__u32 need = ROCE_BTH_LEN + hdrs + op->xth_len + ROCE_ICRC_LEN;
+	__u32 hdrs = roce_transport_hdr_len(transport, opcode, op->flags, dc), need;
 	__u32 xth, area, payload;
-	const __u8 *reth;
 	int aeth;
 
+	/*
+	 * Through map memory, so that the verifier takes the length for any of
+	 * them: as the constant each transport gives, the paths after it
+	 * differed in every offset and never met again.
+	 */
+	s->hdrs = hdrs;
+	hdrs = *(volatile __u32 *)&s->hdrs & 63;
+	need = ROCE_BTH_LEN + hdrs + op->xth_len + ROCE_ICRC_LEN;
 	if (tlen < need) {
 		violate(s, cnt, RULE_TRUNCATED);
 		return;
@@ -163,16 +172,16 @@ static __always_inline void judge_op(struct roceval_scratch *s, struct roceval_c
 		violate(s, cnt, RULE_PAD);
 
 	xth = (bth + ROCE_BTH_LEN + hdrs) & 255;
-	reth = op->reth_off != ROCE_NO_HDR ? buf + ((xth + op->reth_off) & 255) : 0;
 	fi->payload = payload;
-	fi->has_reth = reth != 0;
-	fi->dmalen = reth ? rd32(reth + 12) : 0;
+	/* a flag and the length, not a pointer or none: the paths after meet again */
+	fi->has_reth = op->reth_off != ROCE_NO_HDR;
+	fi->dmalen = fi->has_reth ? rd32(buf + ((xth + op->reth_off) & 255) + 12) : 0;
 	fi->has_aeth = op->aeth_off != ROCE_NO_HDR;
 	fi->aeth = fi->has_aeth ? rd32(buf + ((xth + op->aeth_off) & 255)) : 0;
 	fi->headers_ok = 1;
 	/* RDMA CM (cm.bpf.h): a learned connection's PMTU overrides the setting. */
 	fi->pmtu_conf = cm_data_pmtu(fi, cfg, rd16(buf + bth + 2), cfg->pmtu);
-	if (payload_size_bad(op, payload, fi->pmtu_conf, reth, dc))
+	if (payload_size_bad(op, payload, fi->pmtu_conf, fi, dc))
 		violate(s, cnt, RULE_PAYLOAD_LENGTH);
 	if ((b1 & 0x80) && !(op->flags & OPF_SE_OK))
 		violate(s, cnt, RULE_SE);

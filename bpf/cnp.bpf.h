@@ -75,7 +75,7 @@ static __always_inline struct roceval_flow *cc_requester(struct roceval_scratch 
 			x->req.pad = 0;
 			x->req.session = fi->key.session;
 			*by_cm = true;
-			return flow_find(&x->req);
+			return flow_find_rare(&x->req);
 		}
 	}
 	r = cc_answered(s, f);
@@ -300,7 +300,7 @@ static __always_inline void cc_ce(struct roceval_scratch *s, struct roceval_coun
 	__u32 qpn;
 
 	if (!f)
-		f = flow_find(&fi->key);
+		f = flow_find_rare(&fi->key);
 	if (!cc_ce_sender(s, x, f, &qpn))
 		return;
 	cc_key_set(x, fi->daddr, fi->saddr, cfg->cnp_pacing_ip ? ROCEVAL_CC_ANY_QP : qpn, fi->ipv6);
@@ -327,7 +327,7 @@ static __always_inline void cc_ce(struct roceval_scratch *s, struct roceval_coun
 	x->req.ipv6 = fi->ipv6;
 	x->req.pad = 0;
 	x->req.session = fi->key.session;
-	cc_wait_on(x, flow_find(&x->req));
+	cc_wait_on(x, flow_find_rare(&x->req));
 }
 
 /*

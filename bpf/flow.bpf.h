@@ -104,20 +104,27 @@ static __always_inline struct roceval_flow *answer_remembered(const struct frame
 
 /*
  * A response on a reliable connection (an ACK, NAK, atomic ACK or READ
- * response): matched to the requests it answers (answer.bpf.h), a NAK
- * judged against them.  Not inlined: the frame's stack is full.
+ * response) on the flow in `slot`: matched to the requests it answers
+ * (answer.bpf.h), a NAK judged against them.  Not inlined: the frame's
+ * stack is full.  Global, so the verifier checks it once, not once for
+ * each way a frame comes here (its loop over the requests awaiting an
+ * answer cost 30k instructions on every frame program).
  */
-static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
+__noinline int roceval_flow_answer(__u32 slot)
 {
 	__u32 zero = 0;
 	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
-	const struct frame_info *fi = &s->fi;
-	const struct roce_op *op = &roce_ops[fi->opcode & 0x1F];
-	struct roceval_flow *r;
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot), *r;
+	const struct frame_info *fi;
+	const struct roce_op *op;
 	int by_cm;
 
-	if (!x)
-		return;
+	if (!x || !s || !cnt || !f)
+		return 0;
+	fi = &s->fi;
+	op = &roce_ops[fi->opcode & 0x1F];
 	s->timed = false;
 	s->clocked = false;
 	r = answer_remembered(fi, f);
@@ -125,10 +132,10 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 	if (!r || !answer_plausible(fi, r)) {
 		by_cm = answer_pair(fi, f, x);
 		if (by_cm < 0)
-			return;
-		r = flow_find(&x->req);
+			return 0;
+		r = flow_find_rare(&x->req);
 		if (!r || (!by_cm && !answer_plausible(fi, r)))
-			return;
+			return 0;
 		if (!by_cm) {
 			f->answered_window = ANSWER_WINDOW(fi->psn);
 			f->answered_slot = r->cold;
@@ -138,7 +145,7 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 	if (rule_set_has(&s->rules, RULE_NAK_PSN) || rule_set_has(&s->rules, RULE_NAK_RNR)) {
 		answer_clock(s, cnt);
 		retx_nak(s, cnt, r, by_cm);
-		return;
+		return 0;
 	}
 	if (op->family == FAM_READ_RESP) {
 		answer_read(s, cnt, r);
@@ -146,6 +153,7 @@ static __noinline void flow_answer(struct roceval_scratch *s, struct roceval_cou
 	}
 	if (fi->has_aeth && !(fi->aeth >> 29)) /* syndrome 000xxxxx: an ACK */
 		answer_ack(s, cnt, r, op->family == FAM_READ_RESP);
+	return 0;
 }
 
 /* Whether op breaks the message order of a space whose open message is `open`: FIRST MIDDLE* LAST, or ONLY. */
@@ -222,23 +230,60 @@ static __always_inline void msn_check(struct roceval_scratch *s, struct roceval_
 }
 
 /* The flow's traffic and the rules its frames broke. */
+/*
+ * The index of x's lowest set bit (x not 0), by de Bruijn's multiply: clang
+ * 14 cannot emit __builtin_ctzll for BPF.
+ */
+static const __u8 debruijn64[64] = {
+	0,  1,	56, 2,	57, 49, 28, 3,	61, 58, 42, 50, 38, 29, 17, 4,	62, 47, 59, 36, 45, 43,
+	51, 22, 53, 39, 33, 30, 24, 18, 12, 5,	63, 55, 48, 27, 60, 41, 37, 16, 46, 35, 44, 21,
+	52, 32, 23, 11, 54, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,	13, 8,  7,  6,
+};
+
+static __always_inline __u32 lowest_bit(__u64 x)
+{
+	return debruijn64[((x & -x) * 0x03F79D71B4CA8B09ULL) >> 58];
+}
+
+/*
+ * The rules the frame broke, added to the flow in `slot`: one for each set
+ * bit of the two rule words, not a test of every rule, so a frame pays for
+ * the rules it broke rather than for the table.  Global: its loops are
+ * checked once.
+ */
+__noinline int roceval_flow_rules(__u32 slot)
+{
+	__u32 zero = 0;
+	const struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_flow_cold *cold = bpf_map_lookup_elem(&flow_cold, &slot);
+
+	if (!s || !cold)
+		return 0;
+	if (rule_set_meets(&s->rules, ~ROCEVAL_INFO_MASK0, ~ROCEVAL_INFO_MASK1))
+		__sync_fetch_and_add(&cold->violations, 1);
+	for (int k = 0; k < ROCEVAL_RULE_WORDS; k++) {
+		__u64 bits = s->rules.w[k];
+
+		for (int j = 0; j < 64 && bits; j++) {
+			__u32 r = k * 64 + lowest_bit(bits);
+
+			bits &= bits - 1;
+			/* so that the test bounds the very register the access uses */
+			barrier_var(r);
+			if (r < RULE__COUNT)
+				__sync_fetch_and_add(&cold->rule[r], 1);
+		}
+	}
+	return 0;
+}
+
 static __always_inline void flow_account(const struct roceval_scratch *s, struct roceval_flow *f, __u32 frame_len)
 {
-	struct roceval_flow_cold *cold;
-
 	__sync_fetch_and_add(&f->packets, 1);
 	__sync_fetch_and_add(&f->bytes, frame_len);
 	if (rule_set_empty(&s->rules))
 		return;
-	cold = flow_cold_of(f);
-	if (!cold)
-		return;
-	if (rule_set_meets(&s->rules, ~ROCEVAL_INFO_MASK0, ~ROCEVAL_INFO_MASK1))
-		__sync_fetch_and_add(&cold->violations, 1);
-#pragma unroll
-	for (int i = 0; i < RULE__COUNT; i++)
-		if (rule_set_has(&s->rules, i))
-			__sync_fetch_and_add(&cold->rule[i], 1);
+	roceval_flow_rules(f->cold);
 }
 
 #define REQ_NEW 0  /* a request not seen before, in order or ahead */
@@ -310,9 +355,12 @@ static __always_inline int request_behind(struct roceval_scratch *s, struct roce
  * or ONLY seen: -1, the request is then judged as any other) or how far it
  * went at least (the PSN after its last response in order: a request
  * before that reuses a PSN the READ consumed); with neither, the request
- * is psn_unjudged and only sets the expectation.  Not inlined: rare.
+ * is psn_unjudged and only sets the expectation.  Inlined into
+ * request_out_of_order, its only caller: a call of its own would put one
+ * more frame on the deepest call chain (replay, the frame, this,
+ * roceval_reorder_ahead), which the 512-byte stack has no room for.
  */
-static __noinline int request_after_read(struct roceval_scratch *s, struct roceval_counters *cnt,
+static __always_inline int request_after_read(struct roceval_scratch *s, struct roceval_counters *cnt,
 					 struct roceval_flow *f, const struct roce_op *op, __u32 n)
 {
 	struct roceval_flow_space *sp = &f->req;
@@ -532,6 +580,11 @@ static __always_inline int response_place(struct roceval_scratch *s, struct roce
 
 	if (psn == newest)
 		return RESP_IN_ORDER;
+	/* the next PSN with none missing: the seen-bits stay all ones, and nothing else changes */
+	if (psn == ((newest + 1) & ROCE_PSN_MASK) && recent == 0xFFFF && !(sp->state & SPACE_OLD_HOLES)) {
+		sp->next_psn = (psn + 1) & ROCE_PSN_MASK;
+		return RESP_IN_ORDER;
+	}
 	if (psn_ahead(psn, newest)) {
 		d = (psn - newest) & ROCE_PSN_MASK;
 		sp->recent = d > SPACE_RECENT_PSNS ? 0 : (__u16)(recent << d | 1u << (d - 1));
@@ -577,12 +630,16 @@ static __always_inline void response_judge(struct roceval_scratch *s, struct roc
 
 /*
  * The first request or response of a newly learned CM connection to this
- * end: whatever an earlier connection on the same QPN left (its holes count
- * as losses) is forgotten, and the space starts afresh.
+ * end, on the flow in `slot`: whatever an earlier connection on the same
+ * QPN left (its holes count as losses) is forgotten, and the space starts
+ * afresh.  Global: checked once, not on every path of the frame to it.
  */
-static __noinline void flow_fresh(struct roceval_counters *cnt, const struct roceval_settings *cfg,
-				  struct roceval_flow *f, __u8 fresh)
+__noinline int roceval_flow_fresh(__u32 slot, __u32 fresh)
 {
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+
+	if (!f)
+		return 0;
 	if (fresh & CONN_FRESH_REQ) {
 		roceval_reorder_settle_all(f->cold);
 		__builtin_memset(&f->req, 0, sizeof(f->req));
@@ -603,6 +660,7 @@ static __noinline void flow_fresh(struct roceval_counters *cnt, const struct roc
 		f->answered_slot = 0;
 		f->answered_window = 0;
 	}
+	return 0;
 }
 
 /* A request on a reliable connection: timed, held, or compared with what was held (retx.bpf.h). */
@@ -618,12 +676,12 @@ static __always_inline void request_retx(struct roceval_scratch *s, struct rocev
 	if (v == REQ_DUP || latency_due(s, cnt, cfg, f))
 		frame_clock(s, cnt);
 	if (v == REQ_DUP) {
-		retx_resent(s, cnt, f);
+		roceval_retx_resent(f->cold);
 		return;
 	}
 	retx_sent(s, cnt, f, op->family == FAM_READ_REQ);
 	if (f->hint_window != ANSWER_WINDOW(fi->psn))
-		answer_hint(fi, f);
+		roceval_answer_hint(f->cold);
 }
 
 static __always_inline void flow_update(struct roceval_scratch *s, struct roceval_counters *cnt,
@@ -652,7 +710,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		struct roceval_flow_space *sp = request ? &f->req : &f->resp;
 
 		if (__builtin_expect(fi->conn_fresh, 0))
-			flow_fresh(cnt, cfg, f, fi->conn_fresh);
+			roceval_flow_fresh(f->cold, fi->conn_fresh);
 		f->transport = transport;
 		if (op->payload == PL_PMTU) {
 			if (!f->pmtu)
@@ -680,7 +738,7 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 		/* a window given up on (answer_pair): not the call either */
 		if ((fi->has_aeth || op->family == FAM_READ_RESP) && reliable &&
 		    (cm_active || !answer_given_up(f, ANSWER_WINDOW(fi->psn))))
-			flow_answer(s, cnt, f);
+			roceval_flow_answer(f->cold);
 	}
 
 	flow_account(s, f, frame_len);

@@ -85,6 +85,31 @@ static __always_inline struct roceval_flow *flow_find(const struct roceval_flow_
 }
 
 /*
+ * flow_find for what is off the frame's common path (an answer's request,
+ * congestion): the slot of the flow keyed k, or -1.  Global: each inlined
+ * flow_find is 18 map lookups the kernel patches in one by one, each patch
+ * a copy of the whole program, and the copies were most of a replay's
+ * start-up.
+ */
+__noinline int roceval_flow_slot(const struct roceval_flow_key *k)
+{
+	struct roceval_flow *f;
+
+	if (!k)
+		return -1;
+	f = flow_find(k);
+	return f ? (int)f->cold : -1;
+}
+
+static __always_inline struct roceval_flow *flow_find_rare(const struct roceval_flow_key *k)
+{
+	int found = roceval_flow_slot(k);
+	__u32 slot = found;
+
+	return found < 0 ? 0 : bpf_map_lookup_elem(&flows, &slot);
+}
+
+/*
  * The frame's flow, tried first in the slot where this CPU last found one:
  * a message's packets arrive in a row and RSS keeps a QP on one CPU, so on
  * a hit the hash and the sets are not read, and the entry is in the cache
@@ -99,7 +124,7 @@ static __always_inline struct roceval_flow *flow_lookup(struct roceval_scratch *
 	/* the QP first: where the last flow was another, this is what usually tells */
 	if (f && f->key.dqpn == s->fi.key.dqpn && f->packets && flow_key_equal(&f->key, &s->fi.key))
 		return f;
-	f = flow_find(&s->fi.key);
+	f = flow_find_rare(&s->fi.key);
 	if (f)
 		s->last_flow = f->cold;
 	return f;

@@ -162,6 +162,7 @@ struct roceval_scratch {
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 wire;	 /* the frame's length on the wire, once known */
 	__u32 icrc_at;	 /* datagram offset of the ICRC when buf holds the whole datagram, else 0 */
+	__u32 hdrs;	 /* the transport's own header bytes (judge_op) */
 	__u32 now_t;	 /* a reliable request's or response's time, ns >> ROCEVAL_LAT_TIME_SHIFT */
 	bool timed;	 /* now_t holds the frame's time (frame_clock) */
 	bool clocked;	 /* a response's time was read (answer_clock) */

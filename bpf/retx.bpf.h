@@ -362,17 +362,27 @@ static __always_inline void retx_episode(struct roceval_scratch *s, struct rocev
  * transmission an answer is to cannot be told.  The fills of a go-back the
  * reorder window saw late are retransmissions too, never compared (their
  * first transmissions were lost).  Not inlined: retransmissions are rare
- * and the frame's stack has no room for it.
+ * and the frame's stack has no room for it.  Global, on the flow in `slot`:
+ * the verifier checks it once, not once for each way a frame comes here.
  */
-static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_counters *cnt, struct roceval_flow *f)
+__noinline int roceval_retx_resent(__u32 slot)
 {
-	struct frame_info *fi = &s->fi;
-	struct roceval_retx_slot *held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
-	bool late = s->goback & ROCEVAL_RETX_HELD;
 	__u32 zero = 0;
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
-	__u32 win = cfg ? reorder_win(cfg) : 0;
+	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_retx_slot *held;
+	struct frame_info *fi;
+	__u32 win;
+	bool late;
 
+	if (!s || !cnt || !cfg || !f)
+		return 0;
+	fi = &s->fi;
+	held = &f->retx[fi->psn & (ROCEVAL_RETX_SLOTS - 1)];
+	late = s->goback & ROCEVAL_RETX_HELD;
+	win = reorder_win(cfg);
 	cnt->total[TOTAL_RETX_PACKETS]++;
 	if (late) {
 		cnt->total[TOTAL_RETX_PACKETS] += s->goback_fills;
@@ -396,6 +406,7 @@ static __noinline void retx_resent(struct roceval_scratch *s, struct roceval_cou
 		held->psn_bits |= s->timed ? ROCEVAL_RETX_TIMED : 0;
 		held->sent_t = s->now_t;
 	}
+	return 0;
 }
 
 /*

@@ -35,10 +35,15 @@ __noinline int bench_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire
 }
 
 /* A replay batch walked as roceval_replay walks it, each frame to a function that does nothing. */
+static long bench_step(__u64 i, void *w)
+{
+	return batch_step(w, bench_frame);
+}
+
 SEC("xdp.frags")
 int bench_walk(struct xdp_md *ctx)
 {
-	return batch_walk(ctx, bench_frame);
+	return batch_walk(ctx, bench_step);
 }
 
 /*

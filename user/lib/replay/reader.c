@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <pcap/pcap.h>
@@ -38,6 +39,40 @@ static __u32 claimed_len(const unsigned char *d, __u32 caplen)
 }
 
 /*
+ * A capture opened for libpcap with a 1 MiB stdio buffer, which `*buf`
+ * holds until after pcap_close(): libpcap reads through stdio, whose own
+ * 4 KiB made a read() call for every few frames (a quarter of a large
+ * replay's time).  Standard input, and a file stdio cannot open, go to
+ * libpcap as they are, so its messages stay its own.
+ */
+#define CAPTURE_BUF (1 << 20)
+
+static pcap_t *capture_open(const char *path, char *errbuf, char **buf)
+{
+	FILE *fp;
+	pcap_t *pcap;
+
+	*buf = NULL;
+	if (!strcmp(path, "-"))
+		return pcap_open_offline(path, errbuf);
+	fp = fopen(path, "rb");
+	*buf = fp ? malloc(CAPTURE_BUF) : NULL;
+	if (!*buf) {
+		if (fp)
+			fclose(fp);
+		return pcap_open_offline(path, errbuf);
+	}
+	setvbuf(fp, *buf, _IOFBF, CAPTURE_BUF);
+	pcap = pcap_fopen_offline(fp, errbuf);
+	if (!pcap) {
+		fclose(fp);
+		free(*buf);
+		*buf = NULL;
+	}
+	return pcap;
+}
+
+/*
  * Some capture paths cut frames and record the cut length as the wire
  * length too, so the record alone says the frame was short on the wire.
  * One such record may be a frame really cut on the way; but when a
@@ -56,7 +91,8 @@ static __u32 unrecorded_snaplen(const char *path)
 	bool whole = false;
 	__u32 longest = 0;
 	struct to_ether conv;
-	pcap_t *pcap = pcap_open_offline(path, errbuf);
+	char *buf;
+	pcap_t *pcap = capture_open(path, errbuf, &buf);
 
 	if (!pcap)
 		return 0;
@@ -81,6 +117,7 @@ static __u32 unrecorded_snaplen(const char *path)
 	}
 	to_ether_free(&conv);
 	pcap_close(pcap);
+	free(buf);
 	return cut >= SNAP_UNRECORDED_MIN && !whole ? longest : 0;
 }
 
@@ -92,7 +129,7 @@ int replay_file_open(struct replay_file *f, const char *path)
 
 	memset(f, 0, sizeof(*f));
 	f->path = path;
-	f->pcap = pcap_open_offline(path, errbuf);
+	f->pcap = capture_open(path, errbuf, &f->buf);
 	if (!f->pcap) {
 		/* libpcap names the file itself in some messages, not in others */
 		if (!strncmp(errbuf, path, plen) && !strncmp(errbuf + plen, ": ", 2))
@@ -153,4 +190,6 @@ void replay_file_close(struct replay_file *f)
 	if (f->pcap)
 		pcap_close(f->pcap);
 	f->pcap = NULL;
+	free(f->buf);
+	f->buf = NULL;
 }

@@ -20,6 +20,7 @@ struct pcap;
 struct replay_file {
 	const char *path;
 	struct pcap *pcap; /* pcap_t */
+	char *buf;	   /* its stdio buffer */
 	unsigned long long frames;     /* replayed */
 	unsigned long long unrecorded; /* of them, cut at snap_unrecorded with the cut recorded as their length */
 	__u32 snap_unrecorded;	       /* a snap length the capture did not record, or 0 */
