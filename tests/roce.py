@@ -10,9 +10,12 @@ transport() returns the UDP payload without its ICRC (BTH, xTHs, payload,
 pad); frame() wraps it in Ethernet/IP/UDP and appends the ICRC.
 """
 import itertools
+import json
 import logging
+import os
 import struct
 import zlib
+from pathlib import Path
 
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 
@@ -309,6 +312,84 @@ def l3_offset(frm):
 
 
 PCAP_EPOCH = 1700000000
+
+# --- mirror-wrapped runs ---------------------------------------------------
+# ROCEVAL_TEST_ENCAP: "all", or KIND:FAMILY[,KIND:FAMILY...] (erspan2:6).  Every Ethernet pcap
+# the tests replay through replay_json() is then judged again, in the same replay, wrapped in
+# each of those mirror encapsulations over that outer IP version as one session sends them
+# (tests/encap.py): each wrapped copy must give the bare file's result exactly, but for the
+# mirror totals and the session list, checked here, and the outer headers' bytes.
+# tests/test_mirror_wrapped.py runs the exact-count suites so; tests of live attachments are not
+# run so (conftest).
+WRAP_KINDS = ("erspan1", "erspan2", "erspan3", "gre", "vxlan")
+
+
+def _wraps(spec):
+    if spec == "all":
+        return tuple((k, f) for k in WRAP_KINDS for f in (4, 6))
+    wraps = tuple((k, int(f)) for k, f in (w.split(":") for w in spec.split(","))) if spec else ()
+    assert all(k in WRAP_KINDS and f in (4, 6) for k, f in wraps), f"ROCEVAL_TEST_ENCAP={spec}"
+    return wraps
+
+
+WRAPS = _wraps(os.environ.get("ROCEVAL_TEST_ENCAP", ""))
+PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")  # little-endian, microseconds or nanoseconds
+
+
+def wrap_capture(path, kind, family):
+    """A copy of the Ethernet pcap `path` (little-endian) beside it, each frame wrapped as one
+    session of `kind` over IPv`family` sends it, numbered from 1 where it numbers frames; a cut
+    frame stays cut as much, its outer lengths the whole frame's.  None for another capture."""
+    import encap
+
+    data = path.read_bytes()
+    if data[:4] not in PCAP_MAGICS or len(data) < 24 or struct.unpack_from("<I", data, 20)[0] != 1:
+        return None
+    over = encap.outer_len(kind, family)
+    out = [data[:16] + struct.pack("<II", struct.unpack_from("<I", data, 16)[0] + over, 1)]
+    off, seq = 24, 1
+    while off + 16 <= len(data):
+        sec, frac, caplen, wire = struct.unpack_from("<IIII", data, off)
+        whole = data[off + 16:off + 16 + caplen] + bytes(max(0, wire - caplen))
+        w = encap.wrap(whole, kind, family, seq=seq if kind in encap.NUMBERED else None)[:caplen + over]
+        out.append(struct.pack("<IIII", sec, frac, len(w), wire + over) + w)
+        off, seq = off + 16 + caplen, seq + 1
+    copy = path.with_name(f"{path.name}.{kind}-{family}.pcap")
+    copy.write_bytes(b"".join(out))
+    return copy
+
+
+def assert_wrapped_as_bare(w, bare, kind, family):
+    """w, the replay of bare's frames wrapped in kind over IPv`family`: every frame one session's,
+    none lost, the outer headers' bytes on top; all else as bare."""
+    import encap
+
+    n, where = bare["frames"], f"wrapped in {kind} over IPv{family}"
+    assert (w["mirror_frames"], w["mirror_lost"], w["mirror_malformed"], w["mirror_sessions_full"]) == \
+        (n, 0, 0, 0), where
+    assert [(m["encap"], m["frames"], m["lost"]) for m in w["mirrors"]] == ([(kind, n, 0)] if n else []), where
+    assert w["bytes"] == bare["bytes"] + n * encap.outer_len(kind, family), where
+    assert {k: v for k, v in w.items() if not k.startswith("mirror") and k != "bytes"} == \
+        {k: v for k, v in bare.items() if not k.startswith("mirror") and k != "bytes"}, where
+
+
+def replay_wrapped(path, *opts):
+    """replay --json of the capture `path` (opts before it) and of its WRAPS copies, in one
+    replay; each copy held to the bare result, which is returned."""
+    from conftest import CAPTURES, run
+
+    path = Path(path)
+    copies = [] if CAPTURES in path.resolve().parents else \
+        [(k, f, c) for k, f in WRAPS if (c := wrap_capture(path, k, f))]
+    res = run("replay", "--json", *opts, path, *[c for _, _, c in copies], check=True)
+    results = [json.loads(line) for line in res.stdout.splitlines()]
+    if not copies:
+        return results[0]
+    assert len(results) == 1 + len(copies), res.stdout[-2000:]
+    bare = {k: v for k, v in results[0].items() if k != "file"}
+    for (kind, family, _), w in zip(copies, results[1:]):
+        assert_wrapped_as_bare({k: v for k, v in w.items() if k != "file"}, bare, kind, family)
+    return bare
 
 
 def pcap_bytes(frames, linktype=1, snaplen=65535, times=None):
