@@ -14,6 +14,16 @@
 #include "clock.bpf.h"
 #include "roceval.h"
 
+/*
+ * What `each` returns for a frame that holds another, which it has put in
+ * batch_inner: global, so that the walk reads it without a lookup (a
+ * replay runs on one CPU).
+ */
+#define BATCH_INNER 0x4D
+struct {
+	__u32 at, len, wire, session;
+} batch_inner;
+
 struct batch_rec {
 	__u32 off;  /* where the captured bytes start */
 	__u32 len;  /* captured bytes */
@@ -25,7 +35,8 @@ static __always_inline bool batch_next(struct xdp_md *ctx, __u32 total, __u32 *n
 {
 	__u32 off = *next;
 
-	if (off + ROCEVAL_REC_HDR > total || bpf_xdp_load_bytes(ctx, off, &batch_hdr, ROCEVAL_REC_HDR))
+	/* the helper refuses a record header past the end: no test of its own (see batch_walk) */
+	if (bpf_xdp_load_bytes(ctx, off, &batch_hdr, ROCEVAL_REC_HDR))
 		return false;
 	off += ROCEVAL_REC_HDR;
 	if (batch_hdr.len > total - off)
@@ -44,7 +55,7 @@ static __always_inline bool batch_next(struct xdp_md *ctx, __u32 total, __u32 *n
  * baseline costs exactly what the walk does.
  */
 static __always_inline int batch_walk(struct xdp_md *ctx,
-				      int (*each)(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire))
+				      int (*each)(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire, __u32 session))
 {
 	__u32 total = bpf_xdp_get_buff_len(ctx);
 	__u32 off = 4, done = 0, nframes;
@@ -52,12 +63,19 @@ static __always_inline int batch_walk(struct xdp_md *ctx,
 	if (bpf_xdp_load_bytes(ctx, 0, &nframes, sizeof(nframes)))
 		return 0;
 	replay_clock = true;
+	/*
+	 * The verifier walks this loop once for each of a batch's frames and
+	 * keeps every branch not yet taken for later, up to 8192: four a frame
+	 * at most (the loop's end, the record's two tests, a mirrored frame).
+	 */
 	for (int i = 0; i < ROCEVAL_BATCH_MAX_FRAMES && i < nframes; i++) {
 		struct batch_rec r;
 
 		if (!batch_next(ctx, total, &off, &r))
 			break;
-		each(ctx, r.off, r.len, r.wire);
+		/* a mirrored frame: its inner frame next, where the walk keeps it (mirror.bpf.h) */
+		if (each(ctx, r.off, r.len, r.wire, 0) == BATCH_INNER)
+			each(ctx, r.off + batch_inner.at, batch_inner.len, batch_inner.wire, batch_inner.session);
 		done++;
 	}
 	return done;

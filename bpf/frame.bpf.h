@@ -171,6 +171,14 @@ struct roceval_scratch {
 	/* a duplicate request after fills of the reorder window: the go-back it shows (roceval_reorder_behind) */
 	__u32 goback;	    /* its first PSN | ROCEVAL_RETX_HELD, 0 if none */
 	__u32 goback_fills; /* with goback: the requests before this one in it, first seen as fills */
+	/* mirrors (mirror.bpf.h), after everything a bare frame touches */
+	struct roceval_mirror_key mkey;	 /* the session of the frame being taken apart */
+	struct roceval_mirror_key mlast; /* this CPU's last session, whose slot is mlast_slot */
+	__u32 mlast_slot;
+	__u32 inner_at;	     /* the inner frame: its offset in the outer one, */
+	__u32 inner_len;     /* the bytes captured of it, */
+	__u32 inner_wire;    /* its length on the wire (ROCEVAL_WIRE_UNKNOWN: the switch cut it) */
+	__u32 inner_session; /* and its session: slot + 1, or ROCEVAL_MIRROR_UNLISTED */
 };
 
 /*

@@ -33,11 +33,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "flow.bpf.h"
 #include "trace.bpf.h"
 #include "batch.bpf.h"
+#include "mirror.bpf.h"
 #include "cm.bpf.h"
 #include "qos.bpf.h"
 #include "cnp.bpf.h"
 #include "pfc.bpf.h"
-#include "mirror.bpf.h"
 
 /*
  * IBA A17.4.2: the variant fields become all ones.  The LRH slot
@@ -76,7 +76,8 @@ static __always_inline void icrc_mask(__u8 *buf, __u32 iphl, bool ipv6, bool v1)
 }
 
 /* Starts a frame's judgement: counted, no rule broken yet, nothing learned. */
-static __always_inline void frame_begin(struct roceval_scratch *s, struct roceval_counters *cnt, __u32 len)
+static __always_inline void frame_begin(struct roceval_scratch *s, struct roceval_counters *cnt, __u32 len,
+					__u32 session)
 {
 	struct frame_info *fi = &s->fi;
 
@@ -92,6 +93,7 @@ static __always_inline void frame_begin(struct roceval_scratch *s, struct roceva
 	fi->retx_from = 0;
 	fi->conn_fresh = 0;
 	fi->dc = 0;
+	fi->key.session = session;
 	s->icrc_at = 0;
 }
 
@@ -286,7 +288,8 @@ static __always_inline bool frame_lengths(struct roceval_scratch *s, struct roce
  * present and never called truncated.  `rx_meta`: XDP bound to its device,
  * which may ask the driver what it took out of the frame (qos_pcp).
  */
-static __always_inline int frame_body(void *ctx, bool tc, bool rx_meta, __u32 base, __u32 len, __u32 wire)
+static __always_inline int frame_body(void *ctx, bool tc, bool rx_meta, __u32 base, __u32 len, __u32 wire,
+				      __u32 session)
 {
 	__u32 zero = 0;
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
@@ -300,7 +303,7 @@ static __always_inline int frame_body(void *ctx, bool tc, bool rx_meta, __u32 ba
 
 	if (!ctx || !cnt || !cfg || !s)
 		return XDP_PASS;
-	frame_begin(s, cnt, len);
+	frame_begin(s, cnt, len, session);
 	li = &s->li;
 	n = len < ROCEVAL_L2L4_MAX ? len : ROCEVAL_L2L4_MAX;
 	/* Make clang bounds-check the very register the helper receives. */
@@ -312,6 +315,8 @@ static __always_inline int frame_body(void *ctx, bool tc, bool rx_meta, __u32 ba
 	if (!parse_l2l4(s->l2l4, n, cfg, li)) {
 		if (mac_control(s))
 			roceval_mac_control(n); /* PFC (pfc.bpf.h) */
+		else if (roceval_mirror(n, len, wire, session))
+			return ROCEVAL_MIRRORED;
 		return XDP_PASS;
 	}
 
@@ -367,28 +372,34 @@ verdict:
  * Each takes base and wire as arguments, constants to roceval_xdp_nic's and
  * roceval_tc's calls: folded into the body they cost the verifier 76k more
  * instructions (bpftool loadall: roceval_tc 252k with them, 176k without).
+ * `session`: the mirror session of an inner frame (mirror.bpf.h), in its
+ * flow key; ROCEVAL_MIRROR_BARE for a frame as it came.
  */
-__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire)
+__noinline int roceval_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire, __u32 session)
 {
-	return frame_body(ctx, false, false, base, len, wire);
+	return frame_body(ctx, false, false, base, len, wire, session);
 }
 
-__noinline int roceval_frame_meta(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire)
+__noinline int roceval_frame_meta(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire, __u32 session)
 {
-	return frame_body(ctx, false, true, base, len, wire);
+	return frame_body(ctx, false, true, base, len, wire, session);
 }
 
-__noinline int roceval_frame_skb(struct __sk_buff *skb, __u32 base, __u32 len, __u32 wire)
+__noinline int roceval_frame_skb(struct __sk_buff *skb, __u32 base, __u32 len, __u32 wire, __u32 session)
 {
-	return frame_body(skb, true, false, base, len, wire);
+	return frame_body(skb, true, false, base, len, wire, session);
 }
+
+MIRROR_DECAP(frame_decap, roceval_frame, struct xdp_md)
+MIRROR_DECAP(frame_decap_meta, roceval_frame_meta, struct xdp_md)
+MIRROR_DECAP(frame_decap_skb, roceval_frame_skb, struct __sk_buff)
 
 SEC("xdp")
 int roceval_xdp(struct xdp_md *ctx)
 {
 	__u32 len = bpf_xdp_get_buff_len(ctx);
 
-	return roceval_frame(ctx, 0, len, len);
+	return frame_decap(ctx, 0, len, len);
 }
 
 extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timestamp) __ksym __weak;
@@ -417,7 +428,7 @@ int roceval_xdp_nic(struct xdp_md *ctx)
 	if (bpf_xdp_metadata_rx_timestamp(ctx, &stamp))
 		stamp = 0;
 	s->nic_stamp = stamp;
-	return roceval_frame_meta(ctx, 0, len, len);
+	return frame_decap_meta(ctx, 0, len, len);
 }
 
 /*
@@ -429,7 +440,7 @@ int roceval_xdp_nic(struct xdp_md *ctx)
 SEC("tc")
 int roceval_tc(struct __sk_buff *skb)
 {
-	return roceval_frame_skb(skb, 0, skb->len, skb->len) == XDP_DROP ? TCX_DROP : TCX_NEXT;
+	return frame_decap_skb(skb, 0, skb->len, skb->len) == XDP_DROP ? TCX_DROP : TCX_NEXT;
 }
 
 /*

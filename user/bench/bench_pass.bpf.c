@@ -27,10 +27,10 @@ int bench_pass(struct xdp_md *ctx)
  * every argument so the caller passes each (a global function takes only
  * scalars, and an unread one would be whatever the register held).
  */
-__noinline int bench_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire)
+__noinline int bench_frame(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire, __u32 session)
 {
 	asm volatile("" ::: "memory");
-	return ctx && (base | len | wire) ? XDP_PASS : XDP_ABORTED;
+	return ctx && (base | len | wire | session) ? XDP_PASS : XDP_ABORTED;
 }
 
 /* A replay batch walked as roceval_replay walks it, each frame to a function that does nothing. */
