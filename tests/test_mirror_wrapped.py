@@ -56,10 +56,10 @@ def test_wrapped_verdict_that_differs_fails(tmp_path):
     """The check can fail: one rule counted otherwise, one byte more or a frame lost is caught."""
     path = roce.write_pcap(tmp_path / "f.pcap", [roce.cnp()])
     bare = replay_json(path)
-    good = dict(bare, mirror_frames=1, mirrors=[{"encap": "erspan2", "frames": 1, "lost": 0}],
+    good = dict(bare, mirror_frames=1, mirrors=[{"encap": "erspan2", "frames": 1, "lost": 0, "nested": 0}],
                 bytes=bare["bytes"] + encap.outer_len("erspan2", 6))
     roce.assert_wrapped_as_bare(good, bare, "erspan2", 6)
     for bad in (dict(good, rules=dict(good["rules"], cnp=2)), dict(good, bytes=good["bytes"] + 1),
-                dict(good, mirror_lost=1), dict(good, mirror_frames=0)):
+                dict(good, mirror_lost=1), dict(good, mirror_frames=0), dict(good, mirror_nested=1)):
         with pytest.raises(AssertionError):
             roce.assert_wrapped_as_bare(bad, bare, "erspan2", 6)
