@@ -338,8 +338,10 @@ PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")  # little-endian, micro
 
 def wrap_capture(path, kind, family):
     """A copy of the Ethernet pcap `path` (little-endian) beside it, each frame wrapped as one
-    session of `kind` over IPv`family` sends it, numbered from 1 where it numbers frames; a cut
-    frame stays cut as much, its outer lengths the whole frame's.  None for another capture."""
+    session of `kind` over IPv`family` sends it, numbered from 1 where it numbers frames, and how
+    many it wrapped; None for another capture.  A cut frame stays cut as much, its outer lengths
+    the whole frame's.  A frame shorter than an Ethernet header stays bare: no switch mirrors one,
+    and the decapsulation would call its mirror malformed."""
     import encap
 
     data = path.read_bytes()
@@ -350,23 +352,28 @@ def wrap_capture(path, kind, family):
     off, seq = 24, 1
     while off + 16 <= len(data):
         sec, frac, caplen, wire = struct.unpack_from("<IIII", data, off)
-        whole = data[off + 16:off + 16 + caplen] + bytes(max(0, wire - caplen))
+        frame = data[off + 16:off + 16 + caplen]
+        off += 16 + caplen
+        if wire < 14:
+            out.append(struct.pack("<IIII", sec, frac, caplen, wire) + frame)
+            continue
+        whole = frame + bytes(max(0, wire - caplen))
         w = encap.wrap(whole, kind, family, seq=seq if kind in encap.NUMBERED else None)[:caplen + over]
         out.append(struct.pack("<IIII", sec, frac, len(w), wire + over) + w)
-        off, seq = off + 16 + caplen, seq + 1
+        seq += 1
     copy = path.with_name(f"{path.name}.{kind}-{family}.pcap")
     copy.write_bytes(b"".join(out))
-    return copy
+    return copy, seq - 1
 
 
-def assert_wrapped_as_bare(w, bare, kind, family):
-    """w, the replay of bare's frames wrapped in kind over IPv`family`: every frame one session's,
-    none lost, the outer headers' bytes on top; all else as bare.  A frame that is itself a
+def assert_wrapped_as_bare(w, bare, kind, family, n):
+    """w, the replay of bare's frames, n of them wrapped in kind over IPv`family`: those one
+    session's, none lost, the outer headers' bytes on top; all else as bare.  A frame that is itself a
     mirror's bare (a bit flip can send one to UDP 4789) is one nested in the wrapped copy, never
     taken apart twice, and a malformed one is malformed inside it too."""
     import encap
 
-    n, where = bare["frames"], f"wrapped in {kind} over IPv{family}"
+    where = f"wrapped in {kind} over IPv{family}"
     assert (w["mirror_frames"], w["mirror_lost"], w["mirror_malformed"], w["mirror_nested"],
             w["mirror_truncated"], w["mirror_sessions_full"]) == \
         (n, 0, bare["mirror_malformed"], bare["mirror_frames"], 0, 0), where
@@ -385,14 +392,14 @@ def replay_wrapped(path, *opts):
     path = Path(path)
     copies = [] if CAPTURES in path.resolve().parents else \
         [(k, f, c) for k, f in WRAPS if (c := wrap_capture(path, k, f))]
-    res = run("replay", "--json", *opts, path, *[c for _, _, c in copies], check=True)
+    res = run("replay", "--json", *opts, path, *[c[0] for _, _, c in copies], check=True)
     results = [json.loads(line) for line in res.stdout.splitlines()]
     if not copies:
         return results[0]
     assert len(results) == 1 + len(copies), res.stdout[-2000:]
     bare = {k: v for k, v in results[0].items() if k != "file"}
-    for (kind, family, _), w in zip(copies, results[1:]):
-        assert_wrapped_as_bare({k: v for k, v in w.items() if k != "file"}, bare, kind, family)
+    for (kind, family, (_, n)), w in zip(copies, results[1:]):
+        assert_wrapped_as_bare({k: v for k, v in w.items() if k != "file"}, bare, kind, family, n)
     return bare
 
 
