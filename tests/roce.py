@@ -338,8 +338,8 @@ PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")  # little-endian, micro
 
 def wrap_capture(path, kind, family):
     """A copy of the Ethernet pcap `path` (little-endian) beside it, each frame wrapped as one
-    session of `kind` over IPv`family` sends it, numbered from 1 where it numbers frames, and how
-    many it wrapped; None for another capture.  A cut frame stays cut as much, its outer lengths
+    session of `kind` over IPv`family` sends it, numbered from 1 where it numbers frames, how
+    many it wrapped, and whether a record was cut; None for another capture.  A cut frame stays cut as much, its outer lengths
     the whole frame's.  A frame shorter than an Ethernet header stays bare: no switch mirrors one,
     and the decapsulation would call its mirror malformed."""
     import encap
@@ -349,11 +349,11 @@ def wrap_capture(path, kind, family):
         return None
     over = encap.outer_len(kind, family)
     out = [data[:16] + struct.pack("<II", struct.unpack_from("<I", data, 16)[0] + over, 1)]
-    off, seq = 24, 1
+    off, seq, cut = 24, 1, False
     while off + 16 <= len(data):
         sec, frac, caplen, wire = struct.unpack_from("<IIII", data, off)
         frame = data[off + 16:off + 16 + caplen]
-        off += 16 + caplen
+        off, cut = off + 16 + caplen, cut or caplen < wire
         if wire < 14:
             out.append(struct.pack("<IIII", sec, frac, caplen, wire) + frame)
             continue
@@ -363,7 +363,7 @@ def wrap_capture(path, kind, family):
         seq += 1
     copy = path.with_name(f"{path.name}.{kind}-{family}.pcap")
     copy.write_bytes(b"".join(out))
-    return copy, seq - 1
+    return copy, seq - 1, cut
 
 
 def assert_wrapped_as_bare(w, bare, kind, family, n):
@@ -398,7 +398,11 @@ def replay_wrapped(path, *opts):
         return results[0]
     assert len(results) == 1 + len(copies), res.stdout[-2000:]
     bare = {k: v for k, v in results[0].items() if k != "file"}
-    for (kind, family, (_, n)), w in zip(copies, results[1:]):
+    if bare["snapped"] and not any(cut for _, _, (_, _, cut) in copies):
+        # replay inferred a cut from records that all stop at one length; wrapped, their outer
+        # lengths say the inner frames were whole at that length: nothing to compare
+        return bare
+    for (kind, family, (_, n, _)), w in zip(copies, results[1:]):
         assert_wrapped_as_bare({k: v for k, v in w.items() if k != "file"}, bare, kind, family, n)
     return bare
 
