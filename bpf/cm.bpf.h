@@ -588,13 +588,19 @@ static __always_inline __u32 cm_data_pmtu(const struct frame_info *fi, const str
 	return roceval_cm_data(pkey, pmtu, cfg->conn_idle);
 }
 
-/* The MAD hook, at the verdict: a UD SEND_ONLY to QP1 whose ICRC did not fail. */
-static __always_inline void cm_verdict(void *ctx, bool tc, const struct roceval_scratch *s, __u32 bth_off)
+/*
+ * The MAD hook, at the verdict: a UD SEND_ONLY to QP1 whose ICRC did not
+ * fail, and whose frame, which ends at `end`, holds the MAD's bytes: a
+ * replay batch's next record is another frame, not the rest of a MAD the
+ * capture (or a truncating mirror) cut.
+ */
+static __always_inline void cm_verdict(void *ctx, bool tc, const struct roceval_scratch *s, __u32 bth_off,
+				       __u32 end)
 {
 	const struct frame_info *fi = &s->fi;
 
 	if (fi->headers_ok && fi->opcode == ROCE_OPCODE_UD_SEND_ONLY && fi->dqpn == ROCE_GSI_QPN &&
-	    !rule_set_has(&s->rules, RULE_ICRC))
+	    !rule_set_has(&s->rules, RULE_ICRC) && bth_off + ROCE_BTH_LEN + ROCE_DETH_LEN + CM_MAD_READ <= end)
 		tc ? roceval_cm_mad_skb(ctx, bth_off, fi->payload) : roceval_cm_mad(ctx, bth_off, fi->payload);
 }
 

@@ -254,7 +254,7 @@ static __always_inline int frame_verdict(void *ctx, bool tc, bool rx_meta, struc
 	const struct l4info *li = &s->li;
 
 	/* RDMA CM (cm.bpf.h): learns connections from QP1 MADs. */
-	cm_verdict(ctx, tc, s, base + li->l4 + (li->v1 ? 0 : UDP_HLEN));
+	cm_verdict(ctx, tc, s, base + li->l4 + (li->v1 ? 0 : UDP_HLEN), base + len);
 	if (s->fi.has_bth) {
 		/* congestion and QoS (qos.bpf.h, cnp.bpf.h): one word says whether any of it is on */
 		if (cfg->cc_on & ROCEVAL_CC_QOS)

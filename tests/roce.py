@@ -10,9 +10,12 @@ transport() returns the UDP payload without its ICRC (BTH, xTHs, payload,
 pad); frame() wraps it in Ethernet/IP/UDP and appends the ICRC.
 """
 import itertools
+import json
 import logging
+import os
 import struct
 import zlib
+from pathlib import Path
 
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
 
@@ -309,6 +312,99 @@ def l3_offset(frm):
 
 
 PCAP_EPOCH = 1700000000
+
+# --- mirror-wrapped runs ---------------------------------------------------
+# ROCEVAL_TEST_ENCAP: "all", or KIND:FAMILY[,KIND:FAMILY...] (erspan2:6).  Every Ethernet pcap
+# the tests replay through replay_json() is then judged again, in the same replay, wrapped in
+# each of those mirror encapsulations over that outer IP version as one session sends them
+# (tests/encap.py): each wrapped copy must give the bare file's result exactly, but for the
+# mirror totals and the session list, checked here, and the outer headers' bytes.
+# tests/test_mirror_wrapped.py runs the exact-count suites so; tests of live attachments are not
+# run so (conftest).
+WRAP_KINDS = ("erspan1", "erspan2", "erspan3", "gre", "vxlan")
+
+
+def _wraps(spec):
+    if spec == "all":
+        return tuple((k, f) for k in WRAP_KINDS for f in (4, 6))
+    wraps = tuple((k, int(f)) for k, f in (w.split(":") for w in spec.split(","))) if spec else ()
+    assert all(k in WRAP_KINDS and f in (4, 6) for k, f in wraps), f"ROCEVAL_TEST_ENCAP={spec}"
+    return wraps
+
+
+WRAPS = _wraps(os.environ.get("ROCEVAL_TEST_ENCAP", ""))
+PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")  # little-endian, microseconds or nanoseconds
+
+
+def wrap_capture(path, kind, family):
+    """A copy of the Ethernet pcap `path` (little-endian) beside it, each frame wrapped as one
+    session of `kind` over IPv`family` sends it, numbered from 1 where it numbers frames, how
+    many it wrapped, and whether a record was cut; None for another capture.  A cut frame stays cut as much, its outer lengths
+    the whole frame's.  A frame shorter than an Ethernet header stays bare: no switch mirrors one,
+    and the decapsulation would call its mirror malformed."""
+    import encap
+
+    data = path.read_bytes()
+    if data[:4] not in PCAP_MAGICS or len(data) < 24 or struct.unpack_from("<I", data, 20)[0] != 1:
+        return None
+    over = encap.outer_len(kind, family)
+    out = [data[:16] + struct.pack("<II", struct.unpack_from("<I", data, 16)[0] + over, 1)]
+    off, seq, cut = 24, 1, False
+    while off + 16 <= len(data):
+        sec, frac, caplen, wire = struct.unpack_from("<IIII", data, off)
+        frame = data[off + 16:off + 16 + caplen]
+        off, cut = off + 16 + caplen, cut or caplen < wire
+        if wire < 14:
+            out.append(struct.pack("<IIII", sec, frac, caplen, wire) + frame)
+            continue
+        whole = frame + bytes(max(0, wire - caplen))
+        w = encap.wrap(whole, kind, family, seq=seq if kind in encap.NUMBERED else None)[:caplen + over]
+        out.append(struct.pack("<IIII", sec, frac, len(w), wire + over) + w)
+        seq += 1
+    copy = path.with_name(f"{path.name}.{kind}-{family}.pcap")
+    copy.write_bytes(b"".join(out))
+    return copy, seq - 1, cut
+
+
+def assert_wrapped_as_bare(w, bare, kind, family, n):
+    """w, the replay of bare's frames, n of them wrapped in kind over IPv`family`: those one
+    session's, none lost, the outer headers' bytes on top; all else as bare.  A frame that is itself a
+    mirror's bare (a bit flip can send one to UDP 4789) is one nested in the wrapped copy, never
+    taken apart twice, and a malformed one is malformed inside it too."""
+    import encap
+
+    where = f"wrapped in {kind} over IPv{family}"
+    assert (w["mirror_frames"], w["mirror_lost"], w["mirror_malformed"], w["mirror_nested"],
+            w["mirror_truncated"], w["mirror_sessions_full"]) == \
+        (n, 0, bare["mirror_malformed"], bare["mirror_frames"], 0, 0), where
+    assert [(m["encap"], m["frames"], m["lost"], m["nested"]) for m in w["mirrors"]] == \
+        ([(kind, n, 0, bare["mirror_frames"])] if n else []), where
+    assert w["bytes"] == bare["bytes"] + n * encap.outer_len(kind, family), where
+    assert {k: v for k, v in w.items() if not k.startswith("mirror") and k != "bytes"} == \
+        {k: v for k, v in bare.items() if not k.startswith("mirror") and k != "bytes"}, where
+
+
+def replay_wrapped(path, *opts):
+    """replay --json of the capture `path` (opts before it) and of its WRAPS copies, in one
+    replay; each copy held to the bare result, which is returned."""
+    from conftest import CAPTURES, run
+
+    path = Path(path)
+    copies = [] if CAPTURES in path.resolve().parents else \
+        [(k, f, c) for k, f in WRAPS if (c := wrap_capture(path, k, f))]
+    res = run("replay", "--json", *opts, path, *[c[0] for _, _, c in copies], check=True)
+    results = [json.loads(line) for line in res.stdout.splitlines()]
+    if not copies:
+        return results[0]
+    assert len(results) == 1 + len(copies), res.stdout[-2000:]
+    bare = {k: v for k, v in results[0].items() if k != "file"}
+    if bare["snapped"] and not any(cut for _, _, (_, _, cut) in copies):
+        # replay inferred a cut from records that all stop at one length; wrapped, their outer
+        # lengths say the inner frames were whole at that length: nothing to compare
+        return bare
+    for (kind, family, (_, n, _)), w in zip(copies, results[1:]):
+        assert_wrapped_as_bare({k: v for k, v in w.items() if k != "file"}, bare, kind, family, n)
+    return bare
 
 
 def pcap_bytes(frames, linktype=1, snaplen=65535, times=None):

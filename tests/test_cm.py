@@ -2,6 +2,7 @@
 """RDMA CM: connections learned from their handshake, and their first packets judged by it."""
 import json
 import re
+import struct
 import subprocess
 import time
 
@@ -152,6 +153,20 @@ def test_corrupted_mad_is_not_learned(tmp_path):
     r = replay(tmp_path, frames)
     assert nonzero_rules(r) == {"icrc": 1, "cm": 3, "cm_established": 1}
     assert r["connections"][0]["initiator"]["start_psn"] == c.a_psn
+
+
+def test_mad_cut_by_the_capture_is_not_read(tmp_path):
+    """A REQ the capture (or a truncating mirror) kept only the start of is not read: its MAD is
+    not whole, and the record after it is another frame's bytes, not the rest of the MAD."""
+    c = cm_mad.Conn()
+    req, rep = c.req(), c.rep()
+    cut = roce.l3_offset(req) + 20 + 8 + 12 + 8 + 40  # the MAD header and part of the REQ
+    path = tmp_path / "cut.pcap"
+    whole = roce.pcap_bytes([req, rep])
+    path.write_bytes(whole[:32] + struct.pack("<II", cut, len(req)) + req[:cut] + whole[40 + len(req):])
+    r = replay_json(path)
+    assert r["snapped"] == 1
+    assert nonzero_rules(r) == {"cm": 1, "cm_rep_unknown": 1} == nonzero_rules(replay(tmp_path, [rep]))
 
 
 def test_retries_and_mra(tmp_path):

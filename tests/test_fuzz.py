@@ -21,6 +21,8 @@ TARGET_SECONDS = int(os.environ.get("ROCEVAL_FUZZ_TARGET_SECONDS", "20"))
 SUPP = ROOT / "tests" / "fuzz" / "valgrind.supp"
 SUMMARY = re.compile(r"datapath: (\d+) frames pushed in [\d.]+ s \(observe (\d+), enforce (\d+), "
                      r"icrc_sample=3 (\d+)\), (\d+) rounds, seed (\d+), (\d+) violations")
+MIRRORED = re.compile(r"datapath: (\d+) mirrored frames taken apart \((\d+) malformed, (\d+) nested, "
+                      r"(\d+) truncated, (\d+) lost\)")
 
 
 def fuzz_bin(name):
@@ -48,6 +50,10 @@ def test_datapath_fuzz(capsys):
     assert pushed == observe + enforce + sample
     # every mode ran, and the run was not starved: one round is over 2000 frames
     assert min(observe, enforce, sample) > 2000 and rounds >= 3
+    # every fifth round's seed is a mirror's: their frames were taken apart, and their mutants made
+    # malformed outer headers, truncating switches and sequence gaps the oracle predicted
+    taken, malformed, _, truncated, lost = (int(g) for g in MIRRORED.search(res.stdout).groups())
+    assert taken > 1000 and malformed > 0 and truncated > 0 and lost > 0, res.stdout
 
 
 def test_datapath_fuzz_is_reproducible():

@@ -14,7 +14,7 @@ import pytest
 
 import cm_mad
 import roce
-from conftest import live_stats, nonzero_rules, pin_dir, replay, run, wait_for
+from conftest import live_stats, nonzero_rules, pin_dir, replay, replay_json, run, wait_for
 
 # the totals that say which clock timed the frames, in the order of the total table
 CLOCKS = ("timed_capture", "timed_kernel", "timed_nic", "untimed", "latency_skipped")
@@ -565,7 +565,7 @@ def test_generated_latencies_match_the_oracle(tmp_path, args):
     pcap = tmp_path / "gen.pcap"
     run("gen", "-w", pcap, "--quiet", "--seed", "5", "--count", "4000", "--traffic", "send,write,read,atomic",
         "--qps", "6", *args, check=True)
-    r = json.loads(run("replay", "--json", pcap, check=True).stdout)
+    r = replay_json(pcap)
     want = oracle(pcap)
     assert sum(want["ack"].values()) > 300 and sum(want["read"].values()) > 20
     for kind in ("ack", "read"):

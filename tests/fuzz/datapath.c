@@ -22,9 +22,14 @@
  * RoCEv1 frames (EtherType 0x8915, GRH, BTH) count as RoCE too; mutations
  * reach them by rewriting the EtherType.
  *
+ * Mirrored frames (ERSPAN I, II, III, GRE-TEB, VXLAN) are judged by their
+ * inner frame, and move the mirror totals the oracle's reading of their
+ * outer headers and its copy of the session table say (mirror.c); their
+ * mutations reach the inner frame or the mirror's own fields.
+ *
  * Seeds are valid frames of every opcode of every transport (built from
  * roce_ops[]; the RD range laid out as mlx5 DC, the default), IPv4 and
- * IPv6, 0-2 VLAN tags.  Everything is derived from
+ * IPv6, 0-2 VLAN tags, and a few of them wrapped in each mirror encapsulation.  Everything is derived from
  * the seed given with -S, so a reported frame can be reproduced.
  *
  * This file runs the frames and checks; datapath.h names the other parts.
@@ -78,6 +83,8 @@ static struct replay *batch;
 static int live_prog_fd, live_counters_fd, flow_sets_fd;
 static __u32 flow_entries = 64; /* small, so that eviction runs all the time */
 static unsigned long long pushed, pushed_base, violations, per_mode[MODE__COUNT], oversized;
+/* what the live program counted of mirrors: taken apart, malformed, nested, truncated, lost */
+static unsigned long long mirrored[5];
 /* bytes of the frames under 14 bytes, which only the batch program sees */
 static unsigned long long short_bytes, short_bytes_base;
 static struct roceval_counters live_now, batch_base, live_base;
@@ -184,6 +191,38 @@ static bool run_frame(const struct frame *f, enum mode mode, struct roceval_coun
 	return true;
 }
 
+static bool mirror_total(int i)
+{
+	return i == TOTAL_MIRROR_FRAMES || i == TOTAL_MIRROR_LOST || i == TOTAL_MIRROR_TRUNCATED ||
+	       i == TOTAL_MIRROR_NESTED || i == TOTAL_MIRROR_MALFORMED || i == TOTAL_MIRROR_SESSIONS_FULL;
+}
+
+/*
+ * The mirror totals of any frame: one taken apart, truncated by its switch,
+ * nested or malformed as the oracle reads it; lost and a full session table
+ * as the oracle's copy of the sessions says.
+ */
+static void check_mirror(const struct frame *f, enum mode mode, const struct roceval_counters *d,
+			 const struct expect *e, uint64_t lost, bool full)
+{
+	bool taken = e->outer.encap > 0;
+	const uint64_t want[][2] = {
+		{ TOTAL_MIRROR_FRAMES, taken },
+		{ TOTAL_MIRROR_MALFORMED, e->mirror_malformed },
+		{ TOTAL_MIRROR_NESTED, e->mirror_nested },
+		{ TOTAL_MIRROR_TRUNCATED, taken && e->outer.truncated },
+		{ TOTAL_MIRROR_LOST, lost },
+		{ TOTAL_MIRROR_SESSIONS_FULL, full },
+	};
+
+	for (size_t i = 0; i < 5; i++) /* the run's figures, in mirrored[]'s order */
+		mirrored[i] += d->total[want[i][0]];
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (d->total[want[i][0]] != want[i][1])
+			violation(f, mode, "%s grew by %llu, expected %llu", total_ids[want[i][0]],
+				  (unsigned long long)d->total[want[i][0]], (unsigned long long)want[i][1]);
+}
+
 /* What any frame moves, and that a frame that is not RoCE moves nothing else. */
 static void check_any_frame(const struct frame *f, enum mode mode, const struct roceval_counters *d,
 			    const struct expect *e, __u32 verdict)
@@ -193,7 +232,7 @@ static void check_any_frame(const struct frame *f, enum mode mode, const struct 
 	if (d->total[TOTAL_BYTES] != f->len)
 		violation(f, mode, "bytes grew by %llu, the frame has %u", (unsigned long long)d->total[TOTAL_BYTES],
 			  f->len);
-	if (d->total[TOTAL_ROCE_BYTES] != (e->roce ? f->len : 0))
+	if (d->total[TOTAL_ROCE_BYTES] != (e->roce ? e->len : 0))
 		violation(f, mode, "roce_bytes grew by %llu", (unsigned long long)d->total[TOTAL_ROCE_BYTES]);
 	if (d->total[TOTAL_ROCE] != e->roce)
 		violation(f, mode, "roce grew by %llu, expected %d", (unsigned long long)d->total[TOTAL_ROCE],
@@ -201,7 +240,7 @@ static void check_any_frame(const struct frame *f, enum mode mode, const struct 
 	if (e->roce)
 		return;
 	for (int i = 0; i < TOTAL__COUNT; i++)
-		if (i != TOTAL_FRAMES && i != TOTAL_BYTES && d->total[i] != (i == e->mac_control))
+		if (i != TOTAL_FRAMES && i != TOTAL_BYTES && !mirror_total(i) && d->total[i] != (i == e->mac_control))
 			violation(f, mode, "not RoCEv2 but %s grew by %llu, expected %d", total_ids[i],
 				  (unsigned long long)d->total[i], i == e->mac_control);
 	for (int i = 0; i < RULE__COUNT; i++)
@@ -221,7 +260,10 @@ static void check_icrc(const struct frame *f, enum mode mode, const struct rocev
 	if (icrc_sum != 1)
 		violation(f, mode, "icrc_ok+icrc_bad+icrc_unchecked+icrc_skipped grew by %llu",
 			  (unsigned long long)icrc_sum);
-	if (e->fragment || e->length_bad || e->too_big) {
+	if (d->total[TOTAL_SNAPPED] != e->snapped)
+		violation(f, mode, "snapped grew by %llu, expected %d", (unsigned long long)d->total[TOTAL_SNAPPED],
+			  e->snapped);
+	if (e->fragment || e->length_bad || e->too_big || e->snapped) {
 		if (!d->total[TOTAL_ICRC_UNCHECKED])
 			violation(f, mode, "ICRC cannot be checked but icrc_unchecked did not grow");
 	} else if (d->total[TOTAL_ICRC_SKIPPED]) {
@@ -239,9 +281,9 @@ static void check_icrc(const struct frame *f, enum mode mode, const struct rocev
 		 * possible on veth and lo) is not checked; icrc_unchecked's description
 		 * says so.  Counted and reported; anything else here is a violation.
 		 */
-		if (e->too_big)
+		if (e->too_big && !e->snapped)
 			oversized++;
-		else
+		else if (!e->snapped)
 			violation(f, mode, "icrc_unchecked grew with neither truncated nor ip_fragment");
 	}
 	if (d->rule[RULE_ICRC] != d->total[TOTAL_ICRC_BAD])
@@ -287,10 +329,14 @@ static void push(const struct frame *f, enum mode mode)
 {
 	__u32 verdict = XDP_PASS;
 	struct expect e;
+	uint64_t lost;
+	bool full;
 
 	expect_frame(f->d, f->len, &e);
 	if (!run_frame(f, mode, &last, &verdict))
 		return;
+	mirror_session(&e, &lost, &full);
+	check_mirror(f, mode, &last, &e, lost, full);
 	check_any_frame(f, mode, &last, &e, verdict);
 	if (!e.roce)
 		return;
@@ -482,6 +528,8 @@ static void run_round(const struct seed *sd, enum mode mode)
 	build_seed(&base, sd);
 	push(&base, mode);
 	/* A seed is valid: whatever else is wrong with a mutant comes from its mutations. */
+	if (sd->encap && last.total[TOTAL_MIRROR_FRAMES] != 1)
+		violation(&base, mode, "seed mirror (%s) not taken apart", mirror_encap_id(sd->encap));
 	if (sd->pfc && last.total[TOTAL_PFC_FRAMES] != 1)
 		violation(&base, mode, "seed PFC frame not counted as one");
 	else if (!sd->pfc && (error_rules(&last) || (mode != MODE_SAMPLE && last.total[TOTAL_ICRC_OK] != 1)))
@@ -537,6 +585,8 @@ int main(int argc, char **argv)
 	       "%lu rounds, seed %llu, %llu violations\n",
 	       pushed, elapsed, per_mode[MODE_OBSERVE], per_mode[MODE_ENFORCE], per_mode[MODE_SAMPLE], rounds,
 	       seed, violations);
+	printf("datapath: %llu mirrored frames taken apart (%llu malformed, %llu nested, %llu truncated, %llu lost)\n",
+	       mirrored[0], mirrored[1], mirrored[2], mirrored[3], mirrored[4]);
 	if (oversized)
 		printf("datapath: %llu frames with a datagram over %u bytes (beyond the ICRC buffer) counted in "
 		       "icrc_unchecked, as documented\n", oversized, ROCEVAL_MAX_DATAGRAM);

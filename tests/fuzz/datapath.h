@@ -51,6 +51,27 @@ struct frame {
 /* Appends to the frame's list of mutations. */
 void note(struct frame *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * mirror.c: the outer headers of a frame a switch mirrored, as
+ * mirrors-and-congestion.md and docs/collector.md describe them.
+ */
+#define MIRROR_READ_BAD (-1)
+struct mirror_read {
+	int encap; /* enum roceval_mirror_encap; MIRROR_NONE, or MIRROR_READ_BAD for malformed */
+	uint32_t l3, l4; /* the outer IP header and its GRE or UDP header */
+	uint32_t at, end; /* the inner frame, and the outer datagram's end */
+	bool v6, udp, has_seq, truncated;
+	uint32_t seq, session;
+	uint8_t source[16];
+};
+
+/*
+ * What the outer headers at l3 (after the Ethernet header and its tags, `proto`
+ * the EtherType) of a frame that is no RoCE say; `wire` its length on the
+ * wire (UINT32_MAX unknown).
+ */
+int mirror_read(const uint8_t *d, uint32_t len, uint32_t wire, uint32_t l3, struct mirror_read *m);
+
 /* oracle.c: what the program must count for a frame, read independently of it. */
 struct expect {
 	bool roce;
@@ -63,9 +84,26 @@ struct expect {
 	bool ipv6;
 	bool v1; /* RoCEv1: a GRH, no UDP */
 	int mac_control; /* the total a MAC control frame moves (TOTAL_PFC_FRAMES...), else -1 */
+	bool snapped; /* the lengths say more than the frame holds, whose length on the wire is unknown */
+	/*
+	 * A mirrored frame: the fields above are its inner frame's, `base` bytes
+	 * in and `len` long; outer.encap MIRROR_NONE for a bare frame (base 0,
+	 * len the frame's).  The mirror totals the frame moves, but for the
+	 * session's, which mirror_session() tells.
+	 */
+	struct mirror_read outer;
+	uint32_t base, len;
+	bool mirror_malformed, mirror_nested;
 };
 
 void expect_frame(const uint8_t *d, uint32_t len, struct expect *e);
+/*
+ * The session of a mirrored frame the program has just counted, as its
+ * table follows it: the frames its sequence numbers skipped, or *full when
+ * the table had no room for it.
+ */
+void mirror_session(const struct expect *e, uint64_t *lost, bool *full);
+
 /* Rewrites the ICRC of a frame from the lengths its headers claim, when they are usable. */
 void fix_icrc(struct frame *f);
 
@@ -77,12 +115,16 @@ struct seed {
 	bool ipv6;
 	int nvlan;
 	uint32_t pmtu;
+	int encap; /* wrapped in a mirror (enum roceval_mirror_encap), 0 bare */
+	bool outer_v6;
 };
 
 extern int nseeds;
 extern struct seed seeds[512];
 void make_seeds(void);
 void build_seed(struct frame *f, const struct seed *sd);
+/* mirror.c: f, a built seed, wrapped as a mirror session sends it (sd->encap). */
+void mirror_wrap(struct frame *f, const struct seed *sd);
 
 /* mutate.c: one random mutation of the frame. */
 void mutate(struct frame *f);

@@ -15,7 +15,7 @@ FUZZ_CC      ?= clang
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-std=gnu11 -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE
 
-DATAPATH_SRCS := tests/fuzz/datapath.c tests/fuzz/oracle.c tests/fuzz/seeds.c tests/fuzz/mutate.c
+DATAPATH_SRCS := tests/fuzz/datapath.c tests/fuzz/oracle.c tests/fuzz/seeds.c tests/fuzz/mutate.c tests/fuzz/mirror.c
 $(OUTPUT)/fuzz-datapath: $(DATAPATH_SRCS) tests/fuzz/datapath.h $(OUTPUT)/libroceval.a $(USER_HDRS) $(HEADERS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DATAPATH_SRCS) $(OUTPUT)/libroceval.a -o $@ $(LDLIBS)

@@ -292,10 +292,101 @@ static void (*const mutations[])(struct frame *f, const struct where *w) = {
 	splice,	       vlan_or_ethertype, grow,		  port_or_protocol, ecn_ce,
 };
 
-void mutate(struct frame *f)
+static void mutate_plain(struct frame *f)
 {
 	struct where w;
 
 	layout(f, &w);
 	mutations[rnd_below(sizeof(mutations) / sizeof(mutations[0]))](f, &w);
+}
+
+/* Where GRE's sequence number is, and the header after GRE's words (ERSPAN's); 0 when past the frame. */
+static uint32_t gre_words(const struct frame *f, uint32_t l4, uint32_t *seq_at)
+{
+	uint16_t flags = get16(f->d + l4);
+	uint32_t off = l4 + 4 + (flags & 0x8000 ? 4 : 0) + (flags & 0x2000 ? 4 : 0);
+
+	*seq_at = flags & 0x1000 ? off : 0;
+	off += flags & 0x1000 ? 4 : 0;
+	return off + 12 <= f->len ? off : 0;
+}
+
+/*
+ * The fields a mirror's outer headers add, the way a misconfigured switch, a
+ * lossy path or a hostile sender would set them: GRE flags, version and
+ * protocol, ERSPAN's version, T and O bits, sequence numbers that skip,
+ * repeat or go back, VXLAN's port and I flag, the session's source.
+ */
+static void mirror_fields(struct frame *f, const struct mirror_read *m)
+{
+	static const uint16_t gre_protos[] = { 0x88BE, 0x22EB, 0x6558, 0x0800 };
+	static const uint16_t ports[] = { 4789, 4791, 8472, 6081 };
+	uint32_t seq_at = 0, erspan = m->udp || m->l4 + 4 > f->len ? 0 : gre_words(f, m->l4, &seq_at);
+	uint32_t k = rnd_below(6);
+
+	if (m->udp && m->l4 + 16 <= f->len) {
+		if (k < 2)
+			put16(f->d + m->l4 + 2, chance(80) ? ports[rnd_below(4)] : rnd());
+		else if (k < 4)
+			f->d[m->l4 + 8] ^= 1 << rnd_below(8); /* the I flag among the flags */
+		else
+			f->d[m->l3 + (m->v6 ? 23 : 15)] ^= 1 + rnd_below(3); /* another source: a new session */
+		note(f, "vxlan%u", k);
+		return;
+	}
+	if (m->udp || m->l4 + 4 > f->len)
+		return;
+	if (k == 0)
+		f->d[m->l4 + rnd_below(2)] ^= 1 << rnd_below(8);
+	else if (k == 1)
+		put16(f->d + m->l4 + 2, chance(80) ? gre_protos[rnd_below(4)] : rnd());
+	else if (k == 2 && seq_at) {
+		uint32_t seq = (uint32_t)get16(f->d + seq_at) << 16 | get16(f->d + seq_at + 2);
+
+		/* the next, a few skipped, the same, behind, anywhere */
+		put32(f->d + seq_at, chance(80) ? seq + rnd_below(5) - 1 : rnd());
+	}
+	else if (k == 3 && erspan)
+		f->d[erspan] ^= 0x10 << rnd_below(4); /* the version */
+	else if (k == 4 && erspan)
+		f->d[erspan + (chance(50) ? 2 : 11)] ^= chance(50) ? 0x04 : 0x01; /* T, or III's O */
+	else
+		f->d[m->l3 + (m->v6 ? 23 : 15)] ^= 1 + rnd_below(3);
+	note(f, "gre%u", k);
+}
+
+/* The inner frame of a mirror mutated, the outer lengths following it as the switch would write them. */
+static void mutate_inner(struct frame *f, const struct expect *e)
+{
+	static struct frame in;
+	const struct mirror_read *m = &e->outer;
+	uint32_t tail = f->len - m->at - e->len, delta;
+
+	memcpy(in.d, f->d + m->at, e->len);
+	in.len = e->len;
+	in.how[0] = '\0';
+	mutate_plain(&in);
+	if (m->at + in.len + tail > MAX_FRAME)
+		return;
+	memmove(f->d + m->at + in.len, f->d + m->at + e->len, tail);
+	memcpy(f->d + m->at, in.d, in.len);
+	f->len = m->at + in.len + tail;
+	delta = in.len - e->len;
+	put16(f->d + m->l3 + (m->v6 ? 4 : 2), get16(f->d + m->l3 + (m->v6 ? 4 : 2)) + delta);
+	if (m->udp)
+		put16(f->d + m->l4 + 4, get16(f->d + m->l4 + 4) + delta);
+	note(f, "inner(%s)", in.how);
+}
+
+void mutate(struct frame *f)
+{
+	struct expect e;
+
+	expect_frame(f->d, f->len, &e);
+	if (e.outer.encap > 0 && chance(60))
+		mutate_inner(f, &e);
+	else if (e.outer.encap != MIRROR_NONE && chance(30))
+		mirror_fields(f, &e.outer);
+	else
+		mutate_plain(f);
 }

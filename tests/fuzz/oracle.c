@@ -67,8 +67,18 @@ static uint32_t expect_ipv6(const uint8_t *d, uint32_t len, uint32_t off, struct
 	return nh == 17 ? l4 : 0;
 }
 
+/*
+ * Lengths are judged against what the frame had on the wire (`wire`, from
+ * off on); a datagram the frame holds less of than they say is snapped.
+ */
+static bool whole(uint32_t len, uint32_t off, struct expect *e)
+{
+	e->snapped = e->dlen > len - off;
+	return !e->snapped;
+}
+
 /* A RoCEv1 GRH at off; true when its lengths let the ICRC be checked. */
-static bool expect_grh(const uint8_t *d, uint32_t len, uint32_t off, struct expect *e)
+static bool expect_grh(const uint8_t *d, uint32_t len, uint32_t wire, uint32_t off, struct expect *e)
 {
 	uint32_t iplen;
 
@@ -77,16 +87,16 @@ static bool expect_grh(const uint8_t *d, uint32_t len, uint32_t off, struct expe
 	e->roce = e->ipv6 = e->v1 = true;
 	e->iphl = 40;
 	iplen = 40 + get16(d + off + 4);
-	if (iplen > len - off || iplen - 40 < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
+	if (iplen > wire - off || iplen - 40 < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
 		e->length_bad = true;
 		return false;
 	}
 	e->dlen = iplen;
-	return true;
+	return whole(len, off, e);
 }
 
 /* UDP at l4: RoCEv2 when to its port; true when the lengths let the ICRC be checked. */
-static bool expect_udp(const uint8_t *d, uint32_t len, uint32_t off, uint32_t l4, uint32_t iplen,
+static bool expect_udp(const uint8_t *d, uint32_t len, uint32_t wire, uint32_t off, uint32_t l4, uint32_t iplen,
 		       struct expect *e)
 {
 	uint32_t udplen;
@@ -97,13 +107,13 @@ static bool expect_udp(const uint8_t *d, uint32_t len, uint32_t off, uint32_t l4
 	if (e->fragment)
 		return false;
 	udplen = get16(d + l4 + 4);
-	if (iplen > len - off || iplen < e->iphl + 8 || udplen < 8 || udplen > iplen - e->iphl ||
+	if (iplen > wire - off || iplen < e->iphl + 8 || udplen < 8 || udplen > iplen - e->iphl ||
 	    udplen - 8 < ROCE_BTH_LEN + ROCE_ICRC_LEN) {
 		e->length_bad = true;
 		return false;
 	}
 	e->dlen = e->iphl + udplen;
-	return true;
+	return whole(len, off, e);
 }
 
 static void expect_icrc(const uint8_t *d, uint32_t off, struct expect *e)
@@ -134,12 +144,14 @@ static int expect_mac_control(const uint8_t *d, uint32_t len, uint32_t off)
 	return TOTAL_PFC_FRAMES;
 }
 
-void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
+/* A frame of `len` bytes, `wire` on the wire, as a bare one: RoCE, MAC control or neither. */
+static void expect_bare(const uint8_t *d, uint32_t len, uint32_t wire, struct expect *e)
 {
 	uint32_t off = 14, l4, proto, iplen = 0;
 
 	memset(e, 0, sizeof(*e));
 	e->mac_control = -1;
+	e->len = len;
 	if (len < 14)
 		return;
 	proto = get16(d + 12);
@@ -155,7 +167,7 @@ void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
 		return;
 	}
 	if (proto == 0x8915) {
-		if (expect_grh(d, len, off, e))
+		if (expect_grh(d, len, wire, off, e))
 			expect_icrc(d, off, e);
 		return;
 	}
@@ -165,8 +177,50 @@ void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
 		l4 = expect_ipv6(d, len, off, e, &iplen);
 	else
 		return;
-	if (l4 && expect_udp(d, len, off, l4, iplen, e))
+	if (l4 && expect_udp(d, len, wire, off, l4, iplen, e))
 		expect_icrc(d, off, e);
+}
+
+/* A frame no RoCE and no MAC control: the mirror it may be, read from its outer headers. */
+static int expect_outer(const uint8_t *d, uint32_t wire, const struct expect *e, struct mirror_read *m)
+{
+	if (e->roce || e->mac_control >= 0 || !e->l3)
+		return MIRROR_NONE;
+	return mirror_read(d, e->len, wire, e->l3, m);
+}
+
+/*
+ * A mirrored frame is judged by its inner frame, taken apart once: one that
+ * is itself a mirror's is nested (or malformed), and no RoCE.  A frame the
+ * switch cut (T bit) has an unknown length on the wire.
+ */
+void expect_frame(const uint8_t *d, uint32_t len, struct expect *e)
+{
+	struct mirror_read m, nested;
+	uint32_t kept;
+
+	expect_bare(d, len, len, e);
+	switch (expect_outer(d, len, e, &m)) {
+	case MIRROR_NONE:
+		return;
+	case MIRROR_READ_BAD:
+		e->mirror_malformed = true;
+		e->outer = m;
+		return;
+	}
+	kept = m.end < len ? m.end : len;
+	expect_bare(d + m.at, kept - m.at, m.truncated ? UINT32_MAX : m.end - m.at, e);
+	switch (expect_outer(d + m.at, m.truncated ? UINT32_MAX : m.end - m.at, e, &nested)) {
+	case MIRROR_NONE:
+		break;
+	case MIRROR_READ_BAD:
+		e->mirror_malformed = true;
+		break;
+	default:
+		e->mirror_nested = true;
+	}
+	e->outer = m;
+	e->base = m.at;
 }
 
 void fix_icrc(struct frame *f)
@@ -176,10 +230,10 @@ void fix_icrc(struct frame *f)
 	uint8_t *ic;
 
 	expect_frame(f->d, f->len, &e);
-	if (!e.roce || e.fragment || e.length_bad || e.too_big)
+	if (!e.roce || e.fragment || e.length_bad || e.too_big || e.snapped)
 		return;
-	crc = oracle_icrc(f->d + e.l3, &e);
-	ic = f->d + e.l3 + e.dlen - 4;
+	crc = oracle_icrc(f->d + e.base + e.l3, &e);
+	ic = f->d + e.base + e.l3 + e.dlen - 4;
 	ic[0] = crc;
 	ic[1] = crc >> 8;
 	ic[2] = crc >> 16;

@@ -161,16 +161,12 @@ static void build_pfc(struct frame *f, const struct seed *sd)
 	f->len = 60 + 4 * sd->nvlan;
 }
 
-void build_seed(struct frame *f, const struct seed *sd)
+static void build_roce(struct frame *f, const struct seed *sd)
 {
 	uint32_t transport = sd->opcode >> 5, payload = 0, pad = 0, hdrs = 0, xth = 0, tlen;
 	const struct roce_op *op = NULL;
 	uint8_t *ip, *x;
 
-	if (sd->pfc) {
-		build_pfc(f, sd);
-		return;
-	}
 	memset(f->d, 0, 256);
 	f->how[0] = '\0';
 	ip = seed_l2(f->d, sd);
@@ -203,6 +199,46 @@ void build_seed(struct frame *f, const struct seed *sd)
 		memset(f->d + f->len, 0, 60 - f->len);
 		f->len = 60;
 	}
+}
+
+void build_seed(struct frame *f, const struct seed *sd)
+{
+	if (sd->pfc)
+		build_pfc(f, sd);
+	else
+		build_roce(f, sd);
+	if (sd->encap)
+		mirror_wrap(f, sd);
+}
+
+/*
+ * Mirrored seeds: a RoCE request, an ACK, a CM MAD and a PFC frame in each
+ * encapsulation gen and the collectors' switches send, over IPv4 and IPv6;
+ * every fifth round a mirror's, so that a short run meets them all.
+ */
+static void add_mirror_seeds(void)
+{
+	static const int encaps[] = { MIRROR_ERSPAN1, MIRROR_ERSPAN2, MIRROR_ERSPAN3, MIRROR_GRE, MIRROR_VXLAN };
+	struct seed bare[sizeof(seeds) / sizeof(seeds[0])], mirror[5 * 8] = {};
+	int nbare = nseeds, m = 0, b = 0;
+
+	memcpy(bare, seeds, nbare * sizeof(*seeds));
+	for (int i = 0; i < 5 * 8; i++) {
+		struct seed *sd = &mirror[i];
+		int kind = (i % 8) >> 1;
+
+		sd->encap = encaps[i / 8];
+		sd->outer_v6 = i & 1;
+		sd->ipv6 = kind & 1;
+		sd->nvlan = i % 3;
+		sd->pmtu = 1024;
+		/* RC SEND_ONLY, RC ACKNOWLEDGE, a UD SEND_ONLY carrying a CM MAD, a PFC frame */
+		sd->opcode = kind == 0 ? 0x04 : kind == 1 ? 0x11 : ROCE_OPCODE_UD_SEND_ONLY;
+		sd->cm = kind == 2;
+		sd->pfc = kind == 3;
+	}
+	for (nseeds = 0; b < nbare || m < 5 * 8; nseeds++)
+		seeds[nseeds] = (nseeds % 5 == 4 && m < 5 * 8) || b == nbare ? mirror[m++] : bare[b++];
 }
 
 void make_seeds(void)
@@ -242,4 +278,5 @@ void make_seeds(void)
 		sd->pfc = true;
 		sd->nvlan = i;
 	}
+	add_mirror_seeds();
 }

@@ -132,6 +132,9 @@ enum {
 	OPT_CM,
 	OPT_RECONNECT,
 	OPT_ACK_DELAY,
+	OPT_ENCAP,
+	OPT_ENCAP_FAMILY,
+	OPT_SESSION,
 	OPT_FAULT, /* + enum fault */
 };
 
@@ -241,6 +244,31 @@ static int host_option(struct gen *g, int opt, const char *arg)
 	return NOT_MINE;
 }
 
+/* An option of the mirror encapsulation: 0, EXIT_USAGE, or NOT_MINE. */
+static int mirror_option(struct gen_encap *e, int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_ENCAP:
+		e->kind = gen_encap_kind(arg);
+		if (e->kind < 0)
+			return command_usage_error(&cmd_gen, "--encap is erspan1, erspan2, erspan3, gre or vxlan: '%s'", arg);
+		return 0;
+	case OPT_ENCAP_FAMILY:
+		if (strcmp(arg, "4") && strcmp(arg, "6"))
+			return command_usage_error(&cmd_gen, "--encap-family is 4 or 6: '%s'", arg);
+		e->family = arg[0] - '0';
+		return 0;
+	case OPT_SESSION:
+		if (!parse_u64(arg, UINT32_MAX, &v))
+			return command_usage_error(&cmd_gen, "--session wants 0 to 4294967295: '%s'", arg);
+		e->session = v;
+		return 0;
+	}
+	return NOT_MINE;
+}
+
 /* The options of the run and the faults: 0, EXIT_USAGE, or NOT_MINE. */
 static int run_option(struct gen *g, struct gen_out *o, struct gen_cli *cli, int opt, const char *arg)
 {
@@ -274,8 +302,9 @@ static int run_option(struct gen *g, struct gen_out *o, struct gen_cli *cli, int
 }
 
 /* What no single option can judge alone. */
-static int check_options(const struct gen *g, const struct gen_out *o, const struct gen_cli *cli)
+static int check_options(const struct gen *g, struct gen_out *o, const struct gen_cli *cli)
 {
+	const char *encap_wrong = gen_encap_settle(&o->encap, g->rate[F_MIRROR_LOSS]);
 	double total_rate = 0;
 
 	if (!cli->wpath == !cli->ifname)
@@ -289,6 +318,8 @@ static int check_options(const struct gen *g, const struct gen_out *o, const str
 	if ((g->rate[F_START_PSN] || g->rate[F_CM_PMTU]) && !g->cm)
 		return command_usage_error(&cmd_gen, "--%s and --%s fault RDMA CM messages: add --cm",
 					   gen_faults[F_START_PSN].opt, gen_faults[F_CM_PMTU].opt);
+	if (encap_wrong)
+		return command_usage_error(&cmd_gen, "%s", encap_wrong);
 	if (total_rate > 1)
 		return command_usage_error(&cmd_gen, "the fault rates add up to more than 1 (each frame gets one fault at most)");
 	return 0;
@@ -308,6 +339,8 @@ static int gen_option(void *ctx, int opt, const char *arg)
 
 	if (ret == NOT_MINE)
 		ret = host_option(x->g, opt, arg);
+	if (ret == NOT_MINE)
+		ret = mirror_option(&x->o->encap, opt, arg);
 	if (ret == NOT_MINE)
 		ret = run_option(x->g, x->o, x->cli, opt, arg);
 	return ret == NOT_MINE ? 0 : ret;
@@ -442,7 +475,7 @@ static int do_gen(int argc, char **argv)
 		.mac = { { 0x02, 0, 0, 0, 0, 0x01 }, { 0x02, 0, 0, 0, 0, 0x02 } },
 		.max_size = UINT32_MAX, /* unset: follows --pmtu */
 	};
-	struct gen_out o = { .fd = -1, .stop = &stop };
+	struct gen_out o = { .fd = -1, .stop = &stop, .encap.session = -1 };
 	struct gen_cli cli = {};
 	const char *dest = NULL;
 	FILE *sumf = stdout;
@@ -567,6 +600,30 @@ static const struct cmd_opt gen_opts[] = {
 	{ .name = "quiet", .key = OPT_QUIET, .arg = no_argument,
 	  .help = "no progress line (one is shown on a terminal for long runs)" },
 	{ .heading = "\n"
+		     "Mirror encapsulation: the frames as one mirror session of a switch or a cloud sends them to\n"
+		     "a collector, from 198.51.100.1 to 198.51.100.2 (2001:db8:ffff::1 to ::2), MACs\n"
+		     "02:00:00:00:00:fe to 02:00:00:00:00:ff.  The summary predicts the mirror totals\n"
+		     "(mirror_frames, mirror_lost) and the session as replay lists it (\"mirrors\"); every other\n"
+		     "count is what the same frames give bare:", .no_short = true },
+	{ .name = "encap", .key = OPT_ENCAP, .arg = required_argument, .meta = "KIND",
+	  .help = "wrap every frame, each fault's too: erspan1 (GRE 0x88BE, no\n"
+		  "sequence number or ERSPAN header), erspan2 (GRE 0x88BE with\n"
+		  "sequence numbers from 0, ERSPAN II header), erspan3 (GRE 0x22EB\n"
+		  "with sequence numbers, ERSPAN III header timed in 100 ns\n"
+		  "units), gre (GRE-TEB 0x6558 with key and sequence numbers) or\n"
+		  "vxlan (UDP to 4789, no checksum over IPv4)" },
+	{ .name = "encap-family", .key = OPT_ENCAP_FAMILY, .arg = required_argument, .meta = "4|6",
+	  .help = "IP version of the outer header (default 4, whatever --family\n"
+		  "says: a collector's address family is its own)" },
+	{ .name = "session", .key = OPT_SESSION, .arg = required_argument, .meta = "ID",
+	  .help = "the ERSPAN session ID (0 to 1023), GRE key or VXLAN VNI (0 to\n"
+		  "16777215); default 1; erspan1 carries none" },
+	{ FAULT("mirror-loss", MIRROR_LOSS),
+	  .help = "(erspan2, erspan3, gre) a copy lost between the switch\n"
+		  "and the collector: its sequence number skipped; a\n"
+		  "SEND/WRITE packet as --drop takes (also psn_gap); a\n"
+		  "fault, its rate part of the faults' sum below     -> mirror_lost" },
+	{ .heading = "\n"
 		     "Faults: RATE is the probability that an eligible frame gets it, from 0 to 1 or as a\n"
 		     "percentage (0.01 or 1%); the rates must add up to 1 at most, as a frame gets one fault:", .no_short = true },
 	{ FAULT("corrupt-icrc", CORRUPT_ICRC),
@@ -683,6 +740,7 @@ const struct command cmd_gen = {
 		"Examples:\n"
 		"  roceval gen -w mixed.pcapng --count 10000 --seed 7 -f mixed\n"
 		"  roceval gen -w faults.pcap --seed 1 --drop 1% --corrupt-icrc 0.5% --json\n"
-		"  roceval gen -i veth0 --rate 10000 --count 100000 --se-misuse 0.001\n",
+		"  roceval gen -i veth0 --rate 10000 --count 100000 --se-misuse 0.001\n"
+		"  roceval gen -w mirror.pcap --seed 1 --encap erspan2 --encap-family 6 --mirror-loss 1%\n",
 	.run = do_gen,
 };

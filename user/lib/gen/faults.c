@@ -155,11 +155,15 @@ static bool fault_eligible(const struct gen *g, const struct conn *c, const stru
 	case F_CM_PMTU:
 		return false;
 	case F_DROP:
+	case F_MIRROR_LOSS:
 		/*
 		 * One lost SEND/WRITE packet is exactly one psn_gap: the flow's
 		 * first request only sets expectations, after its last one
 		 * nothing would notice, and a loss right after another loss
-		 * would merge into one gap.
+		 * would merge into one gap.  A copy the mirror lost is that to
+		 * the collector, and one sequence number skipped: never before
+		 * the session's first frame or after its last, so each is one
+		 * mirror_lost.
 		 */
 		return (d->flags & DF_REQUEST) && !(d->flags & (DF_FIRST_REQ | DF_LAST_REQ)) &&
 		       (op->family == FAM_SEND || op->family == FAM_WRITE) && !c->prev_dropped[d->side] &&
@@ -593,7 +597,7 @@ static int send_desc(struct gen *g, struct gen_out *o, struct conn *c, const str
 
 	g->now_ns = gen_out_time(o);
 	if (d->flags & DF_REQUEST)
-		c->prev_dropped[d->side] = f == F_DROP || f == F_NAK_WRONG || f == F_GO_BACK_0;
+		c->prev_dropped[d->side] = f == F_DROP || f == F_MIRROR_LOSS || f == F_NAK_WRONG || f == F_GO_BACK_0;
 	if (f != F_NONE)
 		g->injected[f]++;
 	if (f == F_NAK_WRONG || f == F_GO_BACK_0) {
@@ -603,9 +607,10 @@ static int send_desc(struct gen *g, struct gen_out *o, struct conn *c, const str
 		c->last_req_ok[d->side] = false;
 		return 0;
 	}
-	if (f == F_DROP) {
+	if (f == F_DROP || f == F_MIRROR_LOSS) {
 		if (op->position == POS_FIRST || op->position == POS_LAST)
 			g->first_last_drops++;
+		o->encap.seq += f == F_MIRROR_LOSS;
 		c->dropped_once[d->side] = true;
 		c->drop_psn[d->side] = d->psn;
 		return 0;

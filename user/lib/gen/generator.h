@@ -49,7 +49,8 @@
 	X(NOT_ECT, "not-ect", "not_ect", RULE_NOT_ECT)                                       \
 	X(CNP_BURST, "cnp-burst", "cnp_burst", RULE_CNP_GAP)                                 \
 	X(CE_UNANSWERED, "ce-unanswered", "ce_unanswered", RULE_CE_UNANSWERED)               \
-	X(PFC, "pfc", "pfc", -1)
+	X(PFC, "pfc", "pfc", -1)                                                             \
+	X(MIRROR_LOSS, "mirror-loss", "mirror_loss", RULE_PSN_GAP)
 
 enum fault {
 #define FAULT_ENUM(e, opt, json, rule) F_##e,
@@ -226,6 +227,23 @@ struct gen {
 };
 
 
+/*
+ * --encap: every frame wrapped as one mirror session of a switch delivers
+ * it to a collector (encap.c).  kind is an enum roceval_mirror_encap,
+ * MIRROR_NONE for bare frames.
+ */
+struct gen_encap {
+	int kind;
+	int family;	  /* the outer header's: 4 or 6, 0 unset (4) */
+	int64_t session;  /* ERSPAN session ID, GRE key or VXLAN VNI; -1 unset */
+	uint32_t seq;	  /* the next sequence number: --mirror-loss skips some */
+	uint16_t ip_id;
+	uint64_t bytes;	  /* of the wrapped frames written */
+};
+
+/* The bytes --encap puts in front of a frame at most: Ethernet, IPv6, GRE with key and sequence, ERSPAN III. */
+#define GEN_ENCAP_ROOM (14 + 40 + 12 + 12)
+
 /* Where the frames go: a capture, or an interface through an AF_PACKET socket. */
 struct gen_out {
 	struct capture cap; /* cap.f: the capture file, or NULL */
@@ -240,6 +258,7 @@ struct gen_out {
 	uint64_t late_ns; /* capture time added by waits: frames are a microsecond apart plus this */
 	uint64_t tx_dropped0;
 	volatile sig_atomic_t *stop; /* set by a signal: a full device queue is no longer waited for */
+	struct gen_encap encap;
 };
 
 /* splitmix64: small, fast, and good enough to make traffic from a seed. */
@@ -280,6 +299,17 @@ void gen_out_progress(struct gen_out *o, bool final);
 /* The capture time the next frame gets, ns: a microsecond a frame, and the waits. */
 uint64_t gen_out_time(const struct gen_out *o);
 uint64_t gen_if_tx_dropped(const char *ifname);
+
+/* encap.c: --encap's names, what its options allow, and the wrapping */
+int gen_encap_kind(const char *name);
+/* The encapsulation numbers its frames (the GRE S bit). */
+bool gen_encap_numbered(int kind);
+/* NULL when the --encap options fit together (the defaults then filled in), else what is wrong with them. */
+const char *gen_encap_settle(struct gen_encap *e, double loss_rate);
+/* frame wrapped into out (len + GEN_ENCAP_ROOM bytes at least); returns the wrapped length. */
+size_t gen_encap_wrap(struct gen_encap *e, const uint8_t *frame, size_t len, uint8_t *out, uint64_t now_ns);
+/* The outer source address, as text, for the summary. */
+const char *gen_encap_source(const struct gen_encap *e);
 
 /* faults.c: builds, maybe faults, and writes one planned packet. */
 int gen_send(struct gen *g, struct gen_out *o, struct conn *c, const struct desc *d);

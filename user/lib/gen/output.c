@@ -89,6 +89,12 @@ void gen_out_progress(struct gen_out *o, bool final)
 
 int gen_out_frame(struct gen_out *o, const uint8_t *frame, size_t len)
 {
+	static uint8_t wrapped[PKT_MAX_FRAME + GEN_ENCAP_ROOM];
+
+	if (o->encap.kind) { /* every frame is built in a PKT_MAX_FRAME buffer */
+		len = gen_encap_wrap(&o->encap, frame, len, wrapped, gen_out_time(o));
+		frame = wrapped;
+	}
 	if (o->fd >= 0) {
 		if (o->pps) {
 			double due = (double)o->n / o->pps, t = now_since(&o->start);

@@ -10,6 +10,7 @@
 
 #include "generator.h"
 #include "json.h"
+#include "report/report.h"
 #include "rule_names.h"
 
 /*
@@ -91,8 +92,10 @@ static void expected_reorder(struct json_writer *w, const struct gen *g)
  * The CM faults exist only with --cm, the congestion ones once one of them
  * is asked for: without, the summary stays as it always was.
  */
-static bool fault_shown(const struct gen *g, int f)
+static bool fault_shown(const struct gen *g, const struct gen_out *o, int f)
 {
+	if (f == F_MIRROR_LOSS)
+		return o->encap.kind;
 	if (gen_cc_fault(f) || f == F_PFC)
 		return g->qos || g->rate[F_PFC] > 0;
 	return g->cm || (f != F_START_PSN && f != F_CM_PMTU);
@@ -132,6 +135,42 @@ static void settings_json(struct json_writer *w, const struct gen *g)
 	json_object_end(w);
 }
 
+/*
+ * The mirror totals (0 for bare frames), and the one session --encap makes
+ * as replay lists it in "mirrors".
+ */
+static void mirror_json(struct json_writer *w, const struct gen *g, const struct gen_out *o)
+{
+	const struct gen_encap *e = &o->encap;
+	bool numbered = gen_encap_numbered(e->kind);
+
+	json_u64(w, "mirror_frames", e->kind ? o->n : 0);
+	json_u64(w, "mirror_lost", g->injected[F_MIRROR_LOSS]);
+	json_u64(w, "mirror_truncated", 0);
+	json_u64(w, "mirror_nested", 0);
+	json_u64(w, "mirror_malformed", 0);
+	json_u64(w, "mirror_sessions_full", 0);
+	json_array_begin(w, "mirrors");
+	if (e->kind && o->n) {
+		json_object_begin(w, NULL);
+		json_string(w, "source", gen_encap_source(e));
+		json_string(w, "encap", mirror_encap_id(e->kind));
+		json_u64(w, "session", e->session);
+		json_u64(w, "frames", o->n);
+		json_u64(w, "bytes", e->bytes);
+		json_u64(w, "lost", g->injected[F_MIRROR_LOSS]);
+		json_bool(w, "numbered", numbered && e->seq > 1);
+		json_u64(w, "truncated", 0);
+		json_u64(w, "nested", 0);
+		if (numbered)
+			json_u64(w, "last_seq", e->seq - 1);
+		else
+			json_null(w, "last_seq");
+		json_object_end(w);
+	}
+	json_array_end(w);
+}
+
 void gen_summary_json(FILE *f, const struct gen *g, const struct gen_out *o)
 {
 	uint64_t exp[RULE__COUNT];
@@ -145,7 +184,7 @@ void gen_summary_json(FILE *f, const struct gen *g, const struct gen_out *o)
 	json_u64(&w, "frames", o->n);
 	json_object_begin(&w, "injected");
 	for (int i = 0; i < F__COUNT; i++)
-		if (fault_shown(g, i))
+		if (fault_shown(g, o, i))
 			json_u64(&w, gen_faults[i].json, g->injected[i]);
 	json_object_end(&w);
 	json_object_begin(&w, "mutations");
@@ -161,6 +200,7 @@ void gen_summary_json(FILE *f, const struct gen *g, const struct gen_out *o)
 	json_u64(&w, "icrc_bad", bad);
 	json_u64(&w, "icrc_unchecked", 0);
 	pfc_json(&w, g);
+	mirror_json(&w, g, o);
 	json_object_begin(&w, "rules");
 	for (int r = 0; r < RULE__COUNT; r++)
 		if (known[r])
@@ -183,13 +223,17 @@ void gen_summary_text(FILE *f, const struct gen *g, const struct gen_out *o, con
 	fprintf(f, "%llu frames to %s (seed %llu)\n\n%-16s %8s  %s\n", (unsigned long long)o->n, dest,
 		(unsigned long long)g->seed, "FAULT", "INJECTED", "COUNTED AS");
 	for (int i = 0; i < F__COUNT; i++) {
-		if (!fault_shown(g, i))
+		if (!fault_shown(g, o, i))
 			continue;
 		fprintf(f, "%-16s %8llu  ", gen_faults[i].opt, (unsigned long long)g->injected[i]);
 		if (i == F_CM_PMTU || i == F_REORDER) {
 			fprintf(f, "%s (%llu %s)\n", rule_ids[gen_faults[i].rule],
 				(unsigned long long)(i == F_CM_PMTU ? g->pmtu_breaks : g->reorder_packets),
 				i == F_CM_PMTU ? "frames" : "requests late");
+			continue;
+		}
+		if (i == F_MIRROR_LOSS) {
+			fprintf(f, "psn_gap and mirror_lost\n");
 			continue;
 		}
 		if (i == F_PFC) {
@@ -212,6 +256,10 @@ void gen_summary_text(FILE *f, const struct gen *g, const struct gen_out *o, con
 	fprintf(f, "\nExpected: frames %llu, roce %llu, icrc_ok %llu, icrc_bad %llu, pfc_frames %llu\n",
 		(unsigned long long)o->n, (unsigned long long)roce, (unsigned long long)(roce - bad),
 		(unsigned long long)bad, (unsigned long long)g->pfc_frames);
+	if (o->encap.kind)
+		fprintf(f, "Mirror session: %s from %s, session %u: mirror_frames %llu, mirror_lost %llu\n",
+			mirror_encap_id(o->encap.kind), gen_encap_source(&o->encap), (unsigned int)o->encap.session,
+			(unsigned long long)o->n, (unsigned long long)g->injected[F_MIRROR_LOSS]);
 	if (g->qos) {
 		fprintf(f, "With the settings");
 		for (int i = 0; gen_cc_settings[i]; i++)
