@@ -114,6 +114,7 @@ def best_of(n, *args):
     return best
 
 
+@pytest.mark.alone  # a ratio of two timings: the tests beside it would weigh on one more than the other
 def test_sixty_files_cost_about_one(sixty, cnp_capture):
     """The program is verified once: sixty files cost a few times one, not sixty (the measured
     figures are printed; on a quiet machine 60 small files take under 3x one)."""
