@@ -59,6 +59,15 @@ def pytest_runtest_protocol(item, nextitem):
         yield
 
 
+def pytest_terminal_summary(terminalreporter):
+    """The "figures" a test recorded (record_property), printed at the end of the run: a test
+    running in another process (pytest-xdist) has no terminal of its own to print them on."""
+    for report in terminalreporter.getreports("passed"):
+        for name, value in report.user_properties:
+            if name == "figures":
+                terminalreporter.write_line(value)
+
+
 def unique_name(prefix):
     """prefix and 6 random hex digits: a namespace, interface or pin name no other test (or
     other run) uses at the same time.  Interface names fit 15 characters: a prefix of 9 at most."""
