@@ -455,6 +455,10 @@ case("port", "near", "short_frames",
      [b"", bytes(13), bytes(14), rframe(0x04, 16)[:30], rframe(0x04, 16)[:41]], {}, roce=0)
 
 
+# in one process, so that the replays below are made once a run, not once a process
+pytestmark = pytest.mark.xdist_group("rules")
+
+
 @pytest.fixture(scope="module")
 def case_results(tmp_path_factory):
     """Every case's replay, the cases of one set of options judged by one run of roceval."""
