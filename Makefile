@@ -171,7 +171,7 @@ vmlinux:
 
 # Debian packages for building, testing and the demo.
 DEPS := clang llvm libbpf-dev bpftool libc6-dev libelf-dev zlib1g-dev libpcap0.8-dev libxdp-dev libmicrohttpd-dev libncurses-dev libibverbs-dev tmux \
-	iproute2 python3 python3-scapy python3-pytest python3-yaml tshark tcpdump pkg-config make gcc prometheus \
+	iproute2 python3 python3-scapy python3-pytest python3-pytest-xdist python3-yaml tshark tcpdump pkg-config make gcc prometheus \
 	dpkg-dev util-linux man-db xdp-tools
 deps:
 	@missing=$$(for p in $(DEPS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -180,11 +180,15 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# TESTS=tests/test_x.py (or -k EXPR via PYTEST_ARGS) narrows the run.
-TESTS ?= tests
+# TESTS=tests/test_x.py (or -k EXPR via PYTEST_ARGS) narrows the run.  The tests run in
+# TEST_JOBS processes side by side (pytest-xdist): live ones wait on namespaces and timers more
+# than they compute, so twice the cores keeps the cores busy.  TEST_JOBS=1: one process.
+TESTS     ?= tests
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 test: deps
 	$(MAKE) all
-	ROCEVAL_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -p no:cacheprovider -ra $(PYTEST_ARGS) $(TESTS)
+	ROCEVAL_BIN=$(abspath $(BIN)) $(PYTHON) -m pytest -p no:cacheprovider -ra \
+		$(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup) $(PYTEST_ARGS) $(TESTS)
 
 clean:
 	rm -rf $(OUTPUT) $(BIN) roceval_*.deb

@@ -1,5 +1,17 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""Shared fixtures: the roceval binary, replay helpers, throwaway network namespaces."""
+"""Shared fixtures: the roceval binary, replay helpers, throwaway network namespaces.
+
+`make test` runs the suite in several processes side by side (pytest-xdist, --dist loadgroup).
+Whatever a test creates on the host carries a name of its own (unique_name(), the `netns`
+fixture), so two tests never meet.  A test that cannot share says so:
+  @pytest.mark.xdist_group("NAME")  the tests of one group run one after another, in one process
+                                    (they share a file in the tree, or compare the host's state);
+  @pytest.mark.alone                nothing else runs meanwhile, in this suite or another on the
+                                    host (the test takes the host's bpffs away, or must see every
+                                    namespace on the host).
+"""
+import contextlib
+import fcntl
 import json
 import os
 import select
@@ -19,6 +31,47 @@ ROCEVAL = Path(os.environ.get("ROCEVAL_BIN", ROOT / "roceval"))
 # clone, or where ROCEVAL_CAPTURES points, and skip when they are absent.
 CAPTURES = Path(os.environ.get("ROCEVAL_CAPTURES", ROOT.parent / "shared" / "captures"))
 PIN_ROOT = Path("/sys/fs/bpf/roceval")
+# Every test holds HOST_LOCK shared for its length, an `alone` one exclusive; TURNSTILE, taken on
+# the way in, makes the others wait behind an `alone` one instead of starving it.
+HOST_LOCK, TURNSTILE = Path("/run/roceval-tests.lock"), Path("/run/roceval-tests.turnstile")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "alone: runs with no other test running on the host")
+    config.addinivalue_line("markers", "xdist_group(name): runs in one process after the group's others")
+
+
+@contextlib.contextmanager
+def host_lock(alone):
+    with open(TURNSTILE, "a") as turnstile, open(HOST_LOCK, "a") as lock:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        if not alone:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The lock spans setup and teardown, so the fixtures a test's first or last use makes or
+    ends (netns, module ones) fall inside it too."""
+    with host_lock(item.get_closest_marker("alone") is not None):
+        yield
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The "figures" a test recorded (record_property), printed at the end of the run: a test
+    running in another process (pytest-xdist) has no terminal of its own to print them on."""
+    for report in terminalreporter.getreports("passed"):
+        for name, value in report.user_properties:
+            if name == "figures":
+                terminalreporter.write_line(value)
+
+
+def unique_name(prefix):
+    """prefix and 6 random hex digits: a namespace, interface or pin name no other test (or
+    other run) uses at the same time.  Interface names fit 15 characters: a prefix of 9 at most."""
+    return f"{prefix}{uuid.uuid4().hex[:6]}"
 
 
 def pin_dir(ifname=None, netns=None):
@@ -200,6 +253,30 @@ def replay_json(pcap, *opts):
     return json.loads(res.stdout)
 
 
+def replay_batch(directory, cases):
+    """replay --json of many captures, one run of roceval per set of options: the kernel then
+    verifies the program once for them all, which is most of what a small capture costs.  cases
+    maps a key to (frames, options); returns {key: result}, each what replaying that capture
+    alone gives (test_replay_files.py holds several files to that), accounting checked."""
+    import roce
+
+    groups = {}
+    for i, (key, (frames, opts)) in enumerate(cases.items()):
+        path = roce.write_pcap(Path(directory) / f"{i}.pcap", frames)
+        groups.setdefault(tuple(opts), []).append((key, path))
+    out = {}
+    for opts, members in groups.items():
+        lines = run("replay", "--json", *opts, *(p for _, p in members), check=True).stdout.splitlines()
+        assert len(lines) == len(members), lines
+        for (key, path), line in zip(members, lines):
+            r = json.loads(line)
+            if len(members) > 1:  # one file alone is not named
+                assert r.pop("file") == str(path), r
+            roce.check_accounting(r)
+            out[key] = r
+    return out
+
+
 def timeless(result):
     """A replay or stats result with its latencies cut to their sample counts: what does not
     depend on when the frames came (a capture's timestamps, or the clock live)."""
@@ -277,7 +354,7 @@ class Netns:
     """Two namespaces joined by a veth pair: tx (sender) and rx (roceval's side)."""
 
     def __init__(self):
-        tag = uuid.uuid4().hex[:6]
+        tag = unique_name("")
         self.tx, self.rx = f"rvtx-{tag}", f"rvrx-{tag}"
         self.if_tx, self.if_rx = f"rvt{tag}", f"rvr{tag}"
         self.addr_tx, self.addr_rx = "192.0.2.1", "192.0.2.2"

@@ -62,6 +62,7 @@ def assert_combination(x, decimals, terms):
     assert abs(got - want) <= int(0.5 + 0.5 * sum(abs(c) for c, _ in terms)), (x, terms)
 
 
+@pytest.mark.alone  # compares two timings (congestion's path against the baseline's)
 def test_bench_json():
     # The bench checks itself that every steady frame took the steady path (no rule broken, each
     # counted on its flow) and fails otherwise: exit 0 says the steady figures are what they claim.

@@ -47,11 +47,12 @@ def bad_icrc_frame(capture):
     raise AssertionError("no RoCEv2 frame in the capture")
 
 
-@pytest.fixture
-def traffic(tmp_path, good_capture):
-    """A fault-free capture plus one frame with a bad ICRC, and what replay counts for it."""
+@pytest.fixture(scope="module")
+def traffic(tmp_path_factory, good_capture):
+    """A fault-free capture plus one frame with a bad ICRC, and what replay counts for it (made
+    once: the tests only read them)."""
     capture, summary = good_capture
-    pcap = tmp_path / "traffic.pcap"
+    pcap = tmp_path_factory.mktemp("traffic") / "traffic.pcap"
     roce.write_pcap(pcap, pcap_frames(capture) + [bad_icrc_frame(capture)])
     want = replay_json(pcap)
     assert want["roce"] == summary["expected"]["roce"] + 1 and want["rules"]["icrc"] == 1

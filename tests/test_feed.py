@@ -394,6 +394,7 @@ def test_rdma_without_privileges_is_one_line(netns):
                           "CAP_NET_ADMIN; run as root\n")
 
 
+@pytest.mark.xdist_group("make")  # copies the build directory, which test_install.py's make writes
 def test_a_build_without_libibverbs_says_rdma_is_unavailable(tmp_path):
     out = tmp_path / "out"
     shutil.copytree(ROOT / ".output", out, symlinks=True)

@@ -347,11 +347,16 @@ def demo_state():
             {w.split("@")[0] for w in links.split() if w.startswith("rvdemo")}, demo_pins())
 
 
+# each counts what the demo left behind, which another demo running meanwhile would add to
+one_demo_at_a_time = pytest.mark.xdist_group("demo")
+
+
 def demo_leftovers(before):
     """Namespaces, links and pins a demo run left behind: another run's do not count."""
     return tuple(now - then for now, then in zip(demo_state(), before))
 
 
+@one_demo_at_a_time
 @pytest.mark.skipif(not live_available(), reason="roceval attach/stats not built in")
 def test_demo_checks_its_agreement_and_cleans_up():
     before = demo_state()
@@ -363,6 +368,7 @@ def test_demo_checks_its_agreement_and_cleans_up():
     assert demo_leftovers(before) == (set(), set(), set())
 
 
+@one_demo_at_a_time
 @pytest.mark.skipif(not live_available(), reason="roceval attach/stats not built in")
 def test_demo_cleans_up_when_interrupted():
     before = demo_state()

@@ -16,6 +16,9 @@ import pytest
 
 from conftest import ROCEVAL, ROOT, pin_dir, run
 
+# make writes the tree's build directory (make deb its .output/deb): one make at a time
+pytestmark = pytest.mark.xdist_group("make")
+
 
 def version():
     return re.search(r'#define ROCEVAL_VERSION "(.*)"', (ROOT / "user" / "lib" / "version.h").read_text()).group(1)

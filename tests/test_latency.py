@@ -423,6 +423,7 @@ def live_ack_latency(netns, settings):
     return st["latency"]["ack"], st["timed_kernel"], st["latency_skipped"], status["settings"]["latency_sample"]
 
 
+@pytest.mark.alone  # ACK latencies measured live: other tests' load would move them out of their bucket
 def test_live_defaults_to_flow_sampling_and_its_histogram_agrees(netns):
     # live, a flow's new request is timed only when none of its timed ones awaits an answer: the
     # default, as it costs a clock read a round trip, not a request; its ACK latencies are

@@ -46,13 +46,14 @@ wrpcap(sys.argv[2], out)
 """
 
 
-@pytest.fixture
-def pcaps(tmp_path, good_capture):
+@pytest.fixture(scope="module")
+def pcaps(tmp_path_factory, good_capture):
     """good (fault-free generated traffic, IPv4, two flows), bad (its first frames, ICRC
-    byte-swapped), both; "roce" is how many RoCEv2 frames good holds."""
+    byte-swapped), both; "roce" is how many RoCEv2 frames good holds.  Made once: only read."""
     good, summary = good_capture
-    bad = tmp_path / "bad.pcap"
-    both = tmp_path / "both.pcap"
+    d = tmp_path_factory.mktemp("pcaps")
+    bad = d / "bad.pcap"
+    both = d / "both.pcap"
     subprocess.run(["/usr/bin/python3", "-c", MAKE_BAD, str(good), str(bad), str(N_BAD), "swapped"], check=True)
     subprocess.run(["/usr/bin/python3", "-c",
                     "import sys\nfrom scapy.utils import rdpcap, wrpcap\n"

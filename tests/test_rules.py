@@ -12,7 +12,7 @@ import json
 import pytest
 
 import roce
-from conftest import nonzero_rules, poke, run
+from conftest import nonzero_rules, poke, replay_batch, run
 from roce import CNP_OPCODE, RC, RD, UC, UD, XRC, cnp, frame, opcode, roce as rframe, transport
 
 STATEFUL = {"psn_gap", "psn_duplicate", "opcode_sequence", "msn_regress", "pmtu_inconsistent",
@@ -455,10 +455,21 @@ case("port", "near", "short_frames",
      [b"", bytes(13), bytes(14), rframe(0x04, 16)[:30], rframe(0x04, 16)[:41]], {}, roce=0)
 
 
-@pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
-def test_rule_case(c, tmp_path):
+# in one process, so that the replays below are made once a run, not once a process
+pytestmark = pytest.mark.xdist_group("rules")
+
+
+@pytest.fixture(scope="module")
+def case_results(tmp_path_factory):
+    """Every case's replay, the cases of one set of options judged by one run of roceval."""
     # tests/roce.py lays RD-range opcodes out as IBA RD; mlx5 DC, the default, is in test_truth.py
-    r = roce.replay_frames(tmp_path / "case.pcap", c.frames, "--set", "rd=strict", *c.opts)
+    return replay_batch(tmp_path_factory.mktemp("cases"),
+                        {c.id: (c.frames, ("--set", "rd=strict") + tuple(c.opts)) for c in CASES})
+
+
+@pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
+def test_rule_case(c, case_results):
+    r = case_results[c.id]
     assert nonzero_rules(r) == c.rules
     bad = c.rules.get("icrc", 0)
     expect = {"frames": len(c.frames), "roce": c.roce, "icrc_ok": c.roce - bad - c.unchecked,
