@@ -384,19 +384,33 @@ def assert_wrapped_as_bare(w, bare, kind, family, n):
         {k: v for k, v in bare.items() if not k.startswith("mirror") and k != "bytes"}, where
 
 
+def wrapped_copies(path):
+    """The WRAPS copies of the capture `path` (none of a real capture's) as (kind, family,
+    wrap_capture's (path, frames, cut))."""
+    from conftest import CAPTURES
+
+    path = Path(path)
+    return [] if CAPTURES in path.resolve().parents else \
+        [(k, f, c) for k, f in WRAPS if (c := wrap_capture(path, k, f))]
+
+
 def replay_wrapped(path, *opts):
     """replay --json of the capture `path` (opts before it) and of its WRAPS copies, in one
     replay; each copy held to the bare result, which is returned."""
-    from conftest import CAPTURES, run
+    from conftest import run
 
-    path = Path(path)
-    copies = [] if CAPTURES in path.resolve().parents else \
-        [(k, f, c) for k, f in WRAPS if (c := wrap_capture(path, k, f))]
+    copies = wrapped_copies(path)
     res = run("replay", "--json", *opts, path, *[c[0] for _, _, c in copies], check=True)
     results = [json.loads(line) for line in res.stdout.splitlines()]
     if not copies:
         return results[0]
     assert len(results) == 1 + len(copies), res.stdout[-2000:]
+    return hold_copies(results, copies)
+
+
+def hold_copies(results, copies):
+    """results: replay --json of a capture then of its copies (wrapped_copies); each copy held
+    to the bare result, which is returned."""
     bare = {k: v for k, v in results[0].items() if k != "file"}
     if bare["snapped"] and not any(cut for _, _, (_, _, cut) in copies):
         # replay inferred a cut from records that all stop at one length; wrapped, their outer
