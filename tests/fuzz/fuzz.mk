@@ -31,7 +31,7 @@ FUZZ_SRCS_trace := user/lib/report/sample.c user/lib/capture.c user/lib/report/c
 	user/lib/report/cm_names.c user/lib/rule_names.c user/lib/op_names.c $(BASE)
 # the http target serves user/lib/daemon/http.c on loopback
 FUZZ_SRCS_http := user/lib/daemon/http.c user/lib/report/prom.c user/lib/report/latency.c user/lib/report/counters.c \
-	user/lib/report/congestion.c \
+	user/lib/report/congestion.c user/lib/report/mirrors.c \
 	user/lib/report/cm_names.c user/lib/rule_names.c $(BASE)
 
 define fuzz_target
