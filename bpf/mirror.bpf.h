@@ -73,6 +73,13 @@ static __always_inline __u32 mirror_slot_new(void)
 #define VXLAN_PORT 4789
 #define VXLAN_I 0x08
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+		       __builtin_offsetof(struct roceval_mirror_key, ipv6) == 16 &&
+		       __builtin_offsetof(struct roceval_mirror_key, encap) == 17 &&
+		       __builtin_offsetof(struct roceval_mirror_key, session) == 20 &&
+		       sizeof(struct roceval_mirror_key) == 32,
+	       "roceval_mirror() writes the key's family, encapsulation and session as its third word");
+
 /* Outcomes of the outer parse besides an encapsulation (enum roceval_mirror_encap). */
 #define MIRROR_MALFORMED 0xFF
 
@@ -84,6 +91,7 @@ struct mirror_outer {
 	__u32 seq;
 	__u8 has_seq;
 	__u8 truncated; /* ERSPAN T bit */
+	__u8 ipv6;	/* the outer header's family */
 };
 
 static __always_inline bool mirror_port(const __u16 *ports, __u16 dport)
@@ -202,7 +210,7 @@ static __always_inline __u8 mirror_outer_parse(struct roceval_scratch *s, __u32 
 		l4 = l3 + (h[l3] & 0x0F) * 4;
 		((__u64 *)k->source)[0] = *(const __u32 *)(h + l3 + 12);
 		((__u64 *)k->source)[1] = 0;
-		k->ipv6 = 0;
+		o->ipv6 = 0;
 	} else if (proto == ETH_P_IPV6) {
 		if (l3 + IPV6_HLEN > n || (h[l3] >> 4) != 6)
 			return 0;
@@ -211,7 +219,7 @@ static __always_inline __u8 mirror_outer_parse(struct roceval_scratch *s, __u32 
 		l4 = l3 + IPV6_HLEN;
 		((__u64 *)k->source)[0] = *(const __u64 *)(h + l3 + 8);
 		((__u64 *)k->source)[1] = *(const __u64 *)(h + l3 + 16);
-		k->ipv6 = 1;
+		o->ipv6 = 1;
 	} else {
 		return 0;
 	}
@@ -269,15 +277,20 @@ static __always_inline void mirror_count(struct roceval_counters *cnt, struct ro
 		st->truncated++;
 	if (!o->has_seq)
 		return;
-	if (st->flags & ROCEVAL_MIRROR_SEQ_SEEN) {
-		d = o->seq - st->last_seq;
-		if (!d || d >= 0x80000000u)
-			return;
-		st->flags |= ROCEVAL_MIRROR_NUMBERED;
+	if (!(st->flags & ROCEVAL_MIRROR_SEQ_SEEN)) {
+		st->flags |= ROCEVAL_MIRROR_SEQ_SEEN;
+		st->last_seq = o->seq;
+		return;
+	}
+	d = o->seq - st->last_seq;
+	if (!d || d >= 0x80000000u)
+		return;
+	/* the next number, what a healthy session sends: no loss to add */
+	if (d != 1) {
 		st->lost += d - 1;
 		cnt->total[TOTAL_MIRROR_LOST] += d - 1;
 	}
-	st->flags |= ROCEVAL_MIRROR_SEQ_SEEN;
+	st->flags |= ROCEVAL_MIRROR_NUMBERED;
 	st->last_seq = o->seq;
 }
 
@@ -316,10 +329,13 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 			st->nested++;
 		return 0;
 	}
-	s->mkey.encap = encap;
-	s->mkey.pad = 0;
-	s->mkey.session = o.session;
-	s->mkey.pad2 = 0;
+	/*
+	 * The key's last two words written whole, as mirror_slot() reads them:
+	 * a wide load of bytes just written by narrower stores waits for them
+	 * to reach the cache (no store-to-load forwarding).
+	 */
+	((__u64 *)&s->mkey)[2] = o.ipv6 | (__u64)encap << 8 | (__u64)o.session << 32;
+	((__u64 *)&s->mkey)[3] = 0;
 	slot = mirror_slot(s);
 	st = bpf_map_lookup_elem(&mirror_stats, &slot);
 	if (st)
