@@ -738,7 +738,8 @@ const struct command cmd_bench = {
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
 		"and no rule broken; after it, every steady flow must have counted each of its\n"
 		"frames and no violation, every mirror session each of its copies, none lost,\n"
-		"and every answered ACK must have been matched to its request.  The machine's load shows in the figures: compare ratios.\n\n",
+		"and every answered ACK must have been matched to its request.  The machine's\n"
+		"load shows in the figures: compare ratios.\n\n",
 	.opts = bench_opts,
 	.col = 20,
 	.more = "\n"

@@ -8,7 +8,7 @@
 #include <linux/types.h>
 
 #include "frame.h"
-#include "report/mirrors.h"
+#include "report/report.h"
 #include "roceval.h"
 
 struct roceval_bpf;
