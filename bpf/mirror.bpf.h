@@ -80,6 +80,13 @@ static __always_inline __u32 mirror_slot_new(void)
 #define VXLAN_PORT 4789
 #define VXLAN_I 0x08
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
+		       __builtin_offsetof(struct roceval_mirror_key, ipv6) == 16 &&
+		       __builtin_offsetof(struct roceval_mirror_key, encap) == 17 &&
+		       __builtin_offsetof(struct roceval_mirror_key, session) == 20 &&
+		       sizeof(struct roceval_mirror_key) == 32,
+	       "roceval_mirror() writes the key's family, encapsulation and session as its third word");
+
 /* Outcomes of the outer parse besides an encapsulation (enum roceval_mirror_encap). */
 #define MIRROR_MALFORMED 0xFF
 
@@ -91,6 +98,7 @@ struct mirror_outer {
 	__u32 seq;
 	__u8 has_seq;
 	__u8 truncated; /* ERSPAN T bit */
+	__u8 ipv6;	/* the outer header's family */
 };
 
 static __always_inline bool mirror_port(const __u16 *ports, __u16 dport)
@@ -209,7 +217,7 @@ static __always_inline __u8 mirror_outer_parse(struct roceval_scratch *s, __u32 
 		l4 = l3 + (h[l3] & 0x0F) * 4;
 		((__u64 *)k->source)[0] = *(const __u32 *)(h + l3 + 12);
 		((__u64 *)k->source)[1] = 0;
-		k->ipv6 = 0;
+		o->ipv6 = 0;
 	} else if (proto == ETH_P_IPV6) {
 		if (l3 + IPV6_HLEN > n || (h[l3] >> 4) != 6)
 			return 0;
@@ -218,7 +226,7 @@ static __always_inline __u8 mirror_outer_parse(struct roceval_scratch *s, __u32 
 		l4 = l3 + IPV6_HLEN;
 		((__u64 *)k->source)[0] = *(const __u64 *)(h + l3 + 8);
 		((__u64 *)k->source)[1] = *(const __u64 *)(h + l3 + 16);
-		k->ipv6 = 1;
+		o->ipv6 = 1;
 	} else {
 		return 0;
 	}
@@ -276,16 +284,20 @@ static __always_inline void mirror_count(struct roceval_counters *cnt, struct ro
 		st->truncated++;
 	if (!o->has_seq || !sq)
 		return;
-	if (sq->flags & ROCEVAL_MIRROR_SEQ_SEEN) {
-		d = o->seq - sq->last_seq;
-		if (!d || d >= 0x80000000u)
-			return;
-		sq->flags |= ROCEVAL_MIRROR_NUMBERED;
+	if (!(sq->flags & ROCEVAL_MIRROR_SEQ_SEEN)) {
+		sq->flags |= ROCEVAL_MIRROR_SEQ_SEEN;
+		sq->last_seq = o->seq;
+		return;
+	}
+	d = o->seq - sq->last_seq;
+	if (!d || d >= 0x80000000u)
+		return;
+	/* the next number, what a healthy session sends: no loss to add */
+	if (d != 1) {
 		st->lost += d - 1;
 		cnt->total[TOTAL_MIRROR_LOST] += d - 1;
-	} else {
-		sq->flags |= ROCEVAL_MIRROR_SEQ_SEEN;
 	}
+	sq->flags |= ROCEVAL_MIRROR_NUMBERED;
 	sq->last_seq = o->seq;
 }
 
@@ -295,11 +307,12 @@ static __always_inline void mirror_count(struct roceval_counters *cnt, struct ro
  * came): 1 when it is a mirrored frame, its inner frame's place and
  * session then in the scratch (inner_*); 0 otherwise (not a mirror,
  * malformed, or nested in a mirrored frame's inner frame, each counted).
+ * `kept`: the frame's bytes the scratch holds, n or more (frame_head()).
  * Global: verified once, whatever calls it.
  */
-__noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
+__noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session, __u32 kept)
 {
-	__u32 zero = 0, slot, kept;
+	__u32 zero = 0, slot, end;
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
@@ -324,10 +337,13 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 			st->nested++;
 		return 0;
 	}
-	s->mkey.encap = encap;
-	s->mkey.pad = 0;
-	s->mkey.session = o.session;
-	s->mkey.pad2 = 0;
+	/*
+	 * The key's last two words written whole, as mirror_slot() reads them:
+	 * a wide load of bytes just written by narrower stores waits for them
+	 * to reach the cache (no store-to-load forwarding).
+	 */
+	((__u64 *)&s->mkey)[2] = o.ipv6 | (__u64)encap << 8 | (__u64)o.session << 32;
+	((__u64 *)&s->mkey)[3] = 0;
 	slot = mirror_slot(s);
 	st = bpf_map_lookup_elem(&mirror_stats, &slot);
 	if (st)
@@ -337,11 +353,13 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 	cnt->total[TOTAL_MIRROR_FRAMES]++;
 	if (o.truncated)
 		cnt->total[TOTAL_MIRROR_TRUNCATED]++;
-	kept = o.end < len ? o.end : len;
+	end = o.end < len ? o.end : len;
 	s->inner_at = o.at;
-	s->inner_len = kept > o.at ? kept - o.at : 0;
+	s->inner_len = end > o.at ? end - o.at : 0;
 	s->inner_wire = o.truncated ? ROCEVAL_WIRE_UNKNOWN : o.end - o.at;
 	s->inner_session = st ? slot + 1 : ROCEVAL_MIRROR_UNLISTED;
+	/* the inner frame's first copy is within the `kept` bytes of the outer one's the scratch holds */
+	s->inner_kept = o.at + (s->inner_len < ROCEVAL_L2L4_MAX ? s->inner_len : ROCEVAL_L2L4_MAX) <= kept;
 	if (replay_clock) {
 		batch_inner.at = s->inner_at;
 		batch_inner.len = s->inner_len;

@@ -13,7 +13,12 @@ from conftest import run
 FIELDS = ["payload", "family", "baseline_ns", "headers_ns", "full_ns", "zlib_ns", "icrc_vs_zlib",
           "headers_over_baseline_ns", "steady_read", "steady_baseline_ns", "steady_headers_ns",
           "steady_full_ns", "steady_icrc_vs_zlib", "steady_headers_over_baseline_ns",
-          "steady_congestion_ns", "icrc_sample_ns"]
+          "steady_congestion_ns", "icrc_sample_ns", "mirrored_frame", "steady_mirrored_baseline_ns",
+          "steady_mirrored_headers_ns", "steady_mirrored_headers_over_baseline_ns", "decap_ns", "mirror_session"]
+# The bare frames' bytes, row by row, and their ERSPAN II copies': 50 bytes more over IPv4 (Ethernet,
+# IPv4, GRE with its sequence number, ERSPAN II), 70 over IPv6.
+FRAME_BYTES = [62, 82, 314, 334, 1082, 1102, 4154, 4174]
+MIRRORED_BYTES = [112, 152, 364, 404, 1132, 1172, 4204, 4244]
 FLOW_FIELDS = ["flows", "payload", "family", "steady_read", "steady_baseline_ns",
                "steady_headers_ns", "steady_headers_over_baseline_ns"]
 ANSWERED_FIELDS = ["answered", "payload", "family", "steady_read", "steady_baseline_ns",
@@ -62,10 +67,23 @@ def assert_combination(x, decimals, terms):
     assert abs(got - want) <= int(0.5 + 0.5 * sum(abs(c) for c, _ in terms)), (x, terms)
 
 
+def check_mirrored(r, mirrored_bytes, rounds, repeat):
+    """A row's mirrored figures: its copies' size, the two derived figures as the printed ones give
+    them, and its session as the bench left it: every copy counted (the warming run's one, then
+    each round's), numbered, none lost."""
+    assert r["mirrored_frame"] == mirrored_bytes
+    assert_combination(r["steady_mirrored_headers_over_baseline_ns"], 1,
+                       [(1, r["steady_mirrored_headers_ns"]), (-1, r["steady_mirrored_baseline_ns"])])
+    assert_combination(r["decap_ns"], 1, [(1, r["steady_mirrored_headers_ns"]), (-1, r["steady_mirrored_baseline_ns"]),
+                                          (-1, r["steady_headers_ns"]), (1, r["steady_baseline_ns"])])
+    assert r["mirror_session"] == {"encap": "erspan2", "frames": 1 + rounds * repeat, "lost": 0, "numbered": True}
+
+
 @pytest.mark.alone  # compares two timings (congestion's path against the baseline's)
 def test_bench_json():
     # The bench checks itself that every steady frame took the steady path (no rule broken, each
-    # counted on its flow) and fails otherwise: exit 0 says the steady figures are what they claim.
+    # counted on its flow; each mirrored copy counted by its session, none lost) and fails
+    # otherwise: exit 0 says the steady figures are what they claim.
     res = run("bench", "--json", "--repeat", "20", "--rounds", "3", check=True)
     lines = [json.loads(line) for line in res.stdout.splitlines()]
     rows, sweep, answered, clock = lines[:8], lines[8:12], lines[12:13], lines[13:]
@@ -86,6 +104,8 @@ def test_bench_json():
         assert r["icrc_sample_ns"]["1"] == r["steady_full_ns"]
         # the header path with every congestion setting on: the same frames, judged further
         assert r["steady_congestion_ns"] > r["steady_baseline_ns"]
+    for r, mirrored_bytes in zip(rows, MIRRORED_BYTES):
+        check_mirrored(r, mirrored_bytes, 3, 20)
     # batches of small frames fit the test run's linear buffer: read in place, as live
     assert [r["steady_read"] for r in rows] == ["in_place"] * 4 + ["helper"] * 4
     assert [(r["flows"], r["payload"], r["family"]) for r in sweep] == \
@@ -120,7 +140,7 @@ def test_bench_table():
     assert [(r[0], r[1]) for r in rows] == \
         [(p, f) for p in ("0", "256", "1024", "4096") for f in ("ipv4", "ipv6")]
     # frame bytes: Ethernet + IP + UDP + BTH (+ AETH for the ACK) + payload + ICRC
-    assert [int(r[2]) for r in rows] == [62, 82, 314, 334, 1082, 1102, 4154, 4174]
+    assert [int(r[2]) for r in rows] == FRAME_BYTES
     for r in rows:
         # ns to 1 decimal, Mpps and Gb/s to 2
         assert float(r[5]) > 0
@@ -135,10 +155,21 @@ def test_bench_table():
     assert [(r[0], r[1], int(r[2])) for r in rows] == \
         [(p, f, n) for (p, f), n in zip([(p, f) for p in ("0", "256", "1024", "4096")
                                          for f in ("ipv4", "ipv6")],
-                                        [62, 82, 314, 334, 1082, 1102, 4154, 4174])]
+                                        FRAME_BYTES)]
     for r in rows:
         assert_combination(float(r[7]), 1, [(1, float(r[4])), (-1, float(r[3]))])
     assert [r[12] for r in rows] == ["in_place"] * 4 + ["helper"] * 4
+    # each frame's ERSPAN II copies, timed beside it: decap is their hdr-base less the frame's
+    mirrored = lines.index(next(line for line in lines if line.startswith("Steady header path of each frame's ERSPAN II")))
+    assert lines[mirrored + 2].split() == ["payload", "family", "frame", "mirrored", "baseline", "headers",
+                                           "hdr-base", "decap", "lost"]
+    mrows = [line.split() for line in lines[mirrored + 3:mirrored + 11]]
+    assert [(r[0], r[1], int(r[2]), int(r[3]), r[8]) for r in mrows] == \
+        [(p, f, n, m, "0") for (p, f), n, m in zip([(p, f) for p in ("0", "256", "1024", "4096")
+                                                     for f in ("ipv4", "ipv6")], FRAME_BYTES, MIRRORED_BYTES)]
+    for r, m in zip(rows, mrows):
+        assert_combination(float(m[6]), 1, [(1, float(m[5])), (-1, float(m[4]))])
+        assert_combination(float(m[7]), 1, [(1, float(m[5])), (-1, float(m[4])), (-1, float(r[4])), (1, float(r[3]))])
     flows = lines.index(next(line for line in lines if line.lstrip().startswith("flows")))
     assert [line.split()[0] for line in lines[flows + 1:flows + 5]] == ["1", "2", "1024", "65536"]
     answered = lines.index(next(line for line in lines if "answered by an ACK" in line))

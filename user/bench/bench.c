@@ -43,6 +43,8 @@ extern const struct command cmd_bench;
 #define SAMPLE_NEVER "1000000000"
 /* The steady flows' DestQPs: apart from the single-frame runs' (1-8). */
 #define STEADY_QPN 0x800000
+/* The mirrored steady flows' DestQPs: apart from those too. */
+#define MIRROR_QPN 0xA00000
 /* The flow the kernel's clock is timed on: apart from both. */
 #define CLOCK_QPN 0xC00000
 /*
@@ -78,8 +80,10 @@ struct progs {
 
 /*
  * One round of every figure for one frame: the single-frame runs, zlib,
- * then its steady stream (st) and the baseline's (st + 1).  Figure m goes
- * to ns[m * stride].
+ * then its steady stream (st) and the baseline's (st + 1), and right after
+ * the bare frame's header path its ERSPAN II copies' (st + 2, the
+ * baseline's st + 3), so the two see the machine alike.  Figure m goes to
+ * ns[m * stride].
  */
 static int measure_frame(struct progs *p, struct frame *f, struct stream *st, unsigned int repeat, double *ns,
 			 size_t stride)
@@ -103,6 +107,10 @@ static int measure_frame(struct progs *p, struct frame *f, struct stream *st, un
 		err = set_icrc_sample(p->settings_fd, &p->cfg, SAMPLE_NEVER);
 	if (!err)
 		err = run_stream(p->replay_fd, p->b, st, repeat, &ns[S_HEADERS * stride]);
+	if (!err)
+		err = run_stream(p->walk_fd, p->b, st + 3, repeat, &ns[S_M_BASELINE * stride]);
+	if (!err)
+		err = run_stream(p->replay_fd, p->b, st + 2, repeat, &ns[S_M_HEADERS * stride]);
 	for (unsigned int c = 0; c < NCURVE && !err; c++) {
 		char n[16];
 
@@ -118,6 +126,38 @@ static int measure_frame(struct progs *p, struct frame *f, struct stream *st, un
 	return err;
 }
 
+/* Streams a frame is measured with (measure_frame). */
+#define NSTREAMS 4
+
+/*
+ * Every steady stream took the path it was meant to: the bare ones
+ * (check_stream), and the mirrored ones (check_mirror), whose sessions'
+ * counts go to their frames.
+ */
+static int check_streams(const struct roceval_bpf *skel, struct frame *frames, int nframes,
+			 const struct stream *streams)
+{
+	__u64 mirrored = 0;
+	int err = 0;
+
+	for (int i = 0; i < nframes && !err; i++) {
+		const struct stream *st = &streams[NSTREAMS * i];
+		struct mirror_entry e;
+
+		err = check_stream(skel, st);
+		if (!err)
+			err = check_mirror(skel, &st[2], &e);
+		if (err)
+			break;
+		frames[i].mirrored_len = st[2].outer_len + st[2].f.len;
+		frames[i].mirrored_frames = e.frames;
+		frames[i].mirrored_lost = e.lost;
+		frames[i].mirrored_numbered = e.numbered;
+		mirrored += st[2].sent;
+	}
+	return err ? err : check_mirror_totals(skel, mirrored);
+}
+
 static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct frame *frames,
 		   int nframes, unsigned int repeat, unsigned int rounds)
 {
@@ -129,7 +169,8 @@ static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct
 		.walk_fd = bpf_program__fd(pass->progs.bench_walk),
 		.b = malloc(sizeof(struct batch)),
 	};
-	struct stream *streams = calloc(2 * nframes, sizeof(*streams));
+	/* per frame: its stream, the baseline's, its mirrored stream and that one's baseline */
+	struct stream *streams = calloc(NSTREAMS * nframes, sizeof(*streams));
 	/* frame i's figure m of round r at samples[(i * NMEASURE + m) * rounds + r] */
 	double *samples = calloc((size_t)nframes * NMEASURE * rounds, sizeof(*samples));
 	int err = 0;
@@ -139,16 +180,25 @@ static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct
 		err = -ENOMEM;
 		goto out;
 	}
-	/* Per frame: the stream roceval sees, and one for the baseline that must not take its PSNs. */
+	/*
+	 * Per frame: the stream roceval sees, and one for the baseline that must
+	 * not take its PSNs; the same for its ERSPAN II copies, a session each.
+	 */
 	for (int i = 0; i < nframes; i++) {
-		streams[2 * i].f = frames[i];
-		streams[2 * i].qpn = STEADY_QPN + i;
-		streams[2 * i].flows = 1;
-		streams[2 * i + 1] = streams[2 * i];
+		struct stream *st = &streams[NSTREAMS * i];
+
+		st->f = frames[i];
+		st->qpn = STEADY_QPN + i;
+		st->flows = 1;
+		st[1] = st[0];
+		st[2] = st[0];
+		st[2].qpn = MIRROR_QPN + i;
+		stream_mirror(&st[2], i + 1);
+		st[3] = st[2];
 	}
 	err = set_icrc_sample(p.settings_fd, &p.cfg, "1");
-	for (int i = 0; i < nframes && !err; i++)
-		err = warm_stream(p.replay_fd, p.b, &streams[2 * i]);
+	for (int i = 0; i < NSTREAMS * nframes && !err; i += 2)
+		err = warm_stream(p.replay_fd, p.b, &streams[i]);
 	/*
 	 * The single-frame runs of the live program time frames as the replay
 	 * runs do, by the record's time, so that no figure but the clock's own
@@ -158,10 +208,10 @@ static int measure(struct roceval_bpf *skel, struct bench_pass_bpf *pass, struct
 	/* Rounds outside, so drift of the machine spreads over every figure alike. */
 	for (unsigned int r = 0; r < rounds && !err; r++)
 		for (int i = 0; i < nframes && !err; i++)
-			err = measure_frame(&p, &frames[i], &streams[2 * i], repeat,
+			err = measure_frame(&p, &frames[i], &streams[NSTREAMS * i], repeat,
 					    &samples[(size_t)i * NMEASURE * rounds + r], rounds);
-	for (int i = 0; i < nframes && !err; i++)
-		err = check_stream(skel, &streams[2 * i]);
+	if (!err)
+		err = check_streams(skel, frames, nframes, streams);
 	for (int i = 0; i < nframes && !err; i++)
 		for (int m = 0; m < NMEASURE; m++)
 			frames[i].ns[m] = median(&samples[((size_t)i * NMEASURE + m) * rounds], rounds);
@@ -196,7 +246,7 @@ static int measure_flows(struct bench_pass_bpf *pass, const struct frame *f, con
 	struct roceval_settings cfg;
 	struct batch *b = malloc(sizeof(*b));
 	double *samples = calloc(2 * rounds, sizeof(*samples));
-	struct stream *st = malloc(2 * sizeof(*st)), *walk = st + 1;
+	struct stream *st = calloc(2, sizeof(*st)), *walk = st + 1;
 	struct frame *answer = malloc(sizeof(*answer));
 	int err = 0;
 
@@ -302,6 +352,34 @@ static double ack_over_baseline(const double flows_ns[NFLOWROWS][2])
 	       (flows_ns[SWEEP_ALTERNATING][1] - flows_ns[SWEEP_ALTERNATING][0]);
 }
 
+/* The header path of a frame's ERSPAN II copies over the baseline walking them. */
+static double mirrored_over_baseline(const struct frame *f)
+{
+	return f->ns[S_M_HEADERS] - f->ns[S_M_BASELINE];
+}
+
+/* What taking a copy out of its encapsulation costs: its figure over the bare frame's. */
+static double decap_ns(const struct frame *f)
+{
+	return mirrored_over_baseline(f) - (f->ns[S_HEADERS] - f->ns[S_BASELINE]);
+}
+
+/* The frame's JSON row's mirrored figures, and what its session counted. */
+static void json_mirrored(struct json_writer *w, const struct frame *f)
+{
+	json_u64(w, "mirrored_frame", f->mirrored_len);
+	json_double(w, "steady_mirrored_baseline_ns", f->ns[S_M_BASELINE], 1);
+	json_double(w, "steady_mirrored_headers_ns", f->ns[S_M_HEADERS], 1);
+	json_double(w, "steady_mirrored_headers_over_baseline_ns", mirrored_over_baseline(f), 1);
+	json_double(w, "decap_ns", decap_ns(f), 1);
+	json_object_begin(w, "mirror_session");
+	json_string(w, "encap", "erspan2");
+	json_u64(w, "frames", f->mirrored_frames);
+	json_u64(w, "lost", f->mirrored_lost);
+	json_bool(w, "numbered", f->mirrored_numbered);
+	json_object_end(w);
+}
+
 static void print_json(const struct frame *frames, int n, const double flows_ns[NFLOWROWS][2],
 		       const double clock_ns[NCLOCK])
 {
@@ -336,6 +414,7 @@ static void print_json(const struct frame *frames, int n, const double flows_ns[
 			json_double(&w, key, ns[S_CURVE + c], 1);
 		}
 		json_object_end(&w);
+		json_mirrored(&w, f);
 		json_object_end(&w);
 		json_end(&w);
 	}
@@ -406,6 +485,17 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 		       f->ns[S_HEADERS] - f->ns[S_BASELINE], f->ns[S_CURVE + 1], f->ns[S_CURVE + 2],
 		       f->ns[S_CURVE + 3], f->ns[S_CC] - f->ns[S_HEADERS], read_mode(record_bytes(f, NULL)));
 	}
+	printf("\nSteady header path of each frame's ERSPAN II copies (outer headers of its family),\n"
+	       "a session each, numbered frame by frame:\n");
+	printf("%7s %6s %5s %8s %9s %8s %9s %7s %7s\n", "payload", "family", "frame", "mirrored", "baseline",
+	       "headers", "hdr-base", "decap", "lost");
+	for (int i = 0; i < n; i++) {
+		const struct frame *f = &frames[i];
+
+		printf("%7u %6s %5zu %8zu %9.1f %8.1f %9.1f %7.1f %7llu\n", f->payload, f->ipv6 ? "ipv6" : "ipv4",
+		       f->len, f->mirrored_len, f->ns[S_M_BASELINE], f->ns[S_M_HEADERS], mirrored_over_baseline(f),
+		       decap_ns(f), (unsigned long long)f->mirrored_lost);
+	}
 	printf("\nSteady header path by live flows (%u-byte payload, %s):\n",
 	       frames[SWEEP_FRAME].payload, frames[SWEEP_FRAME].ipv6 ? "ipv6" : "ipv4");
 	printf("%7s %9s %8s %9s\n", "flows", "baseline", "headers", "hdr-base");
@@ -424,8 +514,10 @@ static void print_table(const struct frame *frames, int n, const double flows_ns
 	       "frame without FCS, and Gb/s counts those bytes.  sampleN is the full program\n"
 	       "with icrc_sample=N.  cc-hdr is what the steady header path costs more with every\n"
 	       "congestion setting on (traffic classes, ect, cnp_gap, cnp_delay, cnp_reaction; the\n"
-	       "frames meet them all).  ack-base is the answered ACK alone: twice the answered\n"
-	       "stream's hdr-base less the 2-flow SEND's.\n");
+	       "frames meet them all).  decap is what a mirrored copy's hdr-base costs over its\n"
+	       "frame's; lost, the frames its session's sequence numbers skipped.  ack-base is\n"
+	       "the answered ACK alone: twice the answered stream's hdr-base less the 2-flow\n"
+	       "SEND's.\n");
 }
 
 /* --sender's values, in enum live_sender's order. */
@@ -567,7 +659,14 @@ static const struct cmd_opt bench_opts[] = {
 		  "steady_icrc_vs_zlib and steady_headers_over_baseline_ns, and\n"
 		  "icrc_sample_ns (steady full path by icrc_sample),\n"
 		  "steady_congestion_ns (the steady header path with every\n"
-		  "congestion setting on); then one per\n"
+		  "congestion setting on), mirrored_frame (its ERSPAN II copy's\n"
+		  "bytes), steady_mirrored_baseline_ns,\n"
+		  "steady_mirrored_headers_ns and\n"
+		  "steady_mirrored_headers_over_baseline_ns (the copies' steady\n"
+		  "header path), decap_ns (that less\n"
+		  "steady_headers_over_baseline_ns) and mirror_session (encap,\n"
+		  "frames, lost, numbered: what the copies' session counted);\n"
+		  "then one per\n"
 		  "flow count: flows, payload, family, steady_read,\n"
 		  "steady_baseline_ns, steady_headers_ns and\n"
 		  "steady_headers_over_baseline_ns; then the answered stream's:\n"
@@ -640,7 +739,12 @@ const struct command cmd_bench = {
 		"place as it reads an attached interface's frames (read: in_place); larger frames\n"
 		"go in 60 KB batches and most are read with the load helper, as a replay's are\n"
 		"(read: helper).  The steady path also gives the cost of icrc_sample=1, 2, 8 and\n"
-		"64, and of its header path with every congestion setting on (cc-hdr), and the header path of 256-byte IPv4 frames spread over 1, 2, 1024 and 65536\n"
+		"64, and of its header path with every congestion setting on (cc-hdr); then the\n"
+		"header path of each frame's ERSPAN II copies, as a switch mirrors it to a\n"
+		"collector (outer headers of the frame's family, a session each, its GRE sequence\n"
+		"numbers frame by frame), timed right after the bare frame's, and what it costs\n"
+		"over it (decap).  Then the header path of 256-byte IPv4 frames spread over 1, 2,\n"
+		"1024 and 65536\n"
 		"live flows, then of 1 flow whose every SEND is answered by an ACK from the other side\n"
 		"(each in a program of its own with the default flow table).  That ACK is matched\n"
 		"to its request, as on a host that sees both directions; the ACK of the rows above\n"
@@ -654,8 +758,9 @@ const struct command cmd_bench = {
 		"Each figure is the median over the rounds of the kernel's average time per run.\n"
 		"Before timing, every frame is run once and must count as RoCEv2 with a good ICRC\n"
 		"and no rule broken; after it, every steady flow must have counted each of its\n"
-		"frames and no violation, and every answered ACK must have been matched to its\n"
-		"request.  The machine's load shows in the figures: compare ratios.\n\n",
+		"frames and no violation, every mirror session each of its copies, none lost,\n"
+		"and every answered ACK must have been matched to its request.  The machine's\n"
+		"load shows in the figures: compare ratios.\n\n",
 	.opts = bench_opts,
 	.col = 20,
 	.more = "\n"

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <linux/types.h>
 
 #include "gen/generator.h"
 
@@ -17,9 +18,11 @@
 
 /*
  * Single-frame runs (duplicate path), then the steady path with the
- * icrc_sample curve, and its header path with every congestion setting on.
+ * icrc_sample curve, its header path with every congestion setting on,
+ * and the header path of the frame's ERSPAN II copies.
  */
-enum { BASELINE, HEADERS, FULL, ZLIB, S_BASELINE, S_HEADERS, S_CURVE, S_CC = S_CURVE + NCURVE, NMEASURE };
+enum { BASELINE, HEADERS, FULL, ZLIB, S_BASELINE, S_HEADERS, S_CURVE, S_CC = S_CURVE + NCURVE, S_M_BASELINE,
+       S_M_HEADERS, NMEASURE };
 
 struct frame {
 	unsigned int payload;
@@ -30,6 +33,10 @@ struct frame {
 	unsigned char data[FRAME_MAX];
 	unsigned char icrc_in[FRAME_MAX]; /* 8 x 0xFF and the masked datagram */
 	double ns[NMEASURE];
+	/* its ERSPAN II copies: their length, and what their session counted */
+	size_t mirrored_len;
+	__u64 mirrored_frames, mirrored_lost;
+	bool mirrored_numbered;
 };
 
 /*

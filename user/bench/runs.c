@@ -5,6 +5,7 @@
  * the checks that the validator counted what it was given.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
@@ -29,16 +30,74 @@ static void frame_seq(struct frame *f, __u32 qpn, __u32 psn)
 	pkt_finish(f->data, &f->lay);
 }
 
-/* The frame as a batch record at *off (batch_fill made room for it). */
-static void batch_put(struct batch *b, size_t *off, const struct frame *f)
+/* The frame as a batch record at *off, after `outer_len` bytes of outer headers (batch_fill made room for it). */
+static void batch_put(struct batch *b, size_t *off, const struct frame *f, const unsigned char *outer,
+		      __u32 outer_len)
 {
 	/* captured and wire length, little-endian as the host; the capture time is 0 */
-	__u32 rec[4] = { f->len, f->len };
+	__u32 len = outer_len + f->len, rec[4] = { len, len };
 
 	memcpy(b->data + *off, rec, ROCEVAL_REC_HDR);
-	memcpy(b->data + *off + ROCEVAL_REC_HDR, f->data, f->len);
-	*off += ROCEVAL_REC_HDR + f->len;
+	memcpy(b->data + *off + ROCEVAL_REC_HDR, outer, outer_len);
+	memcpy(b->data + *off + ROCEVAL_REC_HDR + outer_len, f->data, f->len);
+	*off += ROCEVAL_REC_HDR + len;
 	b->n++;
+}
+
+/* The mirror's addresses: the switch's, which names the session, and the collector's. */
+static const unsigned char mirror_v4[2][4] = { { 198, 51, 100, 1 }, { 198, 51, 100, 2 } };
+static const unsigned char mirror_v6[2][16] = { { 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 0x10 },
+						{ 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 1 } };
+#define GRE_S 0x1000
+#define GRE_P_ERSPAN 0x88BE
+#define IPPROTO_GRE_NR 47
+
+/* 16-bit ones' complement sum of the 20-byte IPv4 header at h, folded and inverted. */
+static __u16 ipv4_csum(const unsigned char *h)
+{
+	__u32 sum = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		sum += h[i] << 8 | h[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	return ~sum;
+}
+
+void stream_mirror(struct stream *st, unsigned int session)
+{
+	static const unsigned char eth[12] = { 2, 0, 0, 0, 0xc0, 0x11, 2, 0, 0, 0, 0x51, 0x7c };
+	unsigned char *h = st->outer;
+	/* GRE with its sequence number and the ERSPAN II header, then the frame */
+	__u32 l4 = 8 + 8 + st->f.len;
+
+	memset(h, 0, sizeof(st->outer));
+	memcpy(h, eth, sizeof(eth));
+	put16(h + 12, st->f.ipv6 ? 0x86DD : 0x0800);
+	h += 14;
+	if (st->f.ipv6) {
+		h[0] = 0x60;
+		put16(h + 4, l4);
+		h[6] = IPPROTO_GRE_NR;
+		h[7] = 64;
+		memcpy(h + 8, mirror_v6, sizeof(mirror_v6));
+		h += 40;
+	} else {
+		h[0] = 0x45;
+		put16(h + 2, 20 + l4);
+		h[6] = 0x40; /* DF */
+		h[8] = 64;
+		h[9] = IPPROTO_GRE_NR;
+		memcpy(h + 12, mirror_v4, sizeof(mirror_v4));
+		put16(h + 10, ipv4_csum(h));
+		h += 20;
+	}
+	put16(h, GRE_S); /* the sequence number follows: batch_fill numbers each copy */
+	put16(h + 2, GRE_P_ERSPAN);
+	put16(h + 8, 1 << 12); /* ERSPAN version 1, VLAN 0 */
+	put16(h + 10, session & 0x3FF);
+	st->outer_len = h + 16 - st->outer;
+	st->mseq = 0;
 }
 
 /*
@@ -78,7 +137,8 @@ static void batch_fill(struct batch *b, struct stream *st, __u64 max)
 {
 	struct frame *f = &st->f;
 	unsigned int per = st->ack ? 2 : 1;
-	size_t off = 4, room = record_bytes(&st->f, st->ack), cap = record_in_place(room) ? BATCH_LINEAR : sizeof(b->data);
+	size_t off = 4, room = st->outer_len + record_bytes(&st->f, st->ack);
+	size_t cap = record_in_place(room) ? BATCH_LINEAR : sizeof(b->data);
 
 	b->n = 0;
 	while (b->n + per <= ROCEVAL_BATCH_MAX_FRAMES && b->n < max && off + room <= cap) {
@@ -86,10 +146,12 @@ static void batch_fill(struct batch *b, struct stream *st, __u64 max)
 		__u32 psn = (1 + g / st->flows) & ROCE_PSN_MASK;
 
 		frame_seq(f, st->qpn + g % st->flows, psn);
-		batch_put(b, &off, f);
+		if (st->outer_len)
+			put32(st->outer + st->outer_len - 12, ++st->mseq);
+		batch_put(b, &off, f, st->outer, st->outer_len);
 		if (st->ack) {
 			frame_seq(st->ack, ANSWER_QPN + g % st->flows, psn);
-			batch_put(b, &off, st->ack);
+			batch_put(b, &off, st->ack, st->outer, 0);
 		}
 	}
 	memcpy(b->data, &b->n, 4);
@@ -315,10 +377,12 @@ static int check_flow(const struct roceval_bpf *skel, const struct roceval_flow_
  * were matched to their requests (the requests' latency histogram has
  * samples).
  */
-int check_stream(const struct roceval_bpf *skel, const struct stream *st)
+/* check_stream(), the stream's flows in mirror session `session` (ROCEVAL_MIRROR_BARE: none). */
+static int check_flows(const struct roceval_bpf *skel, const struct stream *st, __u16 session)
 {
 	const struct frame *f = &st->f;
-	struct roceval_flow_key req = { .ipv6 = f->ipv6 }, ack = { .ipv6 = f->ipv6 };
+	struct roceval_flow_key req = { .ipv6 = f->ipv6, .session = session };
+	struct roceval_flow_key ack = { .ipv6 = f->ipv6, .session = session };
 	const unsigned char *ip = f->data + 14;
 	size_t alen = f->ipv6 ? 16 : 4;
 
@@ -347,6 +411,80 @@ int check_stream(const struct roceval_bpf *skel, const struct stream *st)
 			pr_warn("bench flow 0x%x: no ACK was matched to its request", req.dqpn);
 			return -EPROTO;
 		}
+	}
+	return 0;
+}
+
+int check_stream(const struct roceval_bpf *skel, const struct stream *st)
+{
+	return check_flows(skel, st, ROCEVAL_MIRROR_BARE);
+}
+
+/* The ERSPAN II session the stream's copies are in, from its outer headers. */
+static void mirror_key(const struct stream *st, struct roceval_mirror_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(k->source, st->outer + 14 + (st->f.ipv6 ? 8 : 12), st->f.ipv6 ? 16 : 4);
+	k->ipv6 = st->f.ipv6;
+	k->encap = MIRROR_ERSPAN2;
+	k->session = get16(st->outer + st->outer_len - 6) & 0x3FF;
+}
+
+int check_mirror(const struct roceval_bpf *skel, const struct stream *st, struct mirror_entry *out)
+{
+	struct mirror_entry *e, *found = NULL;
+	struct roceval_mirror_key k;
+	struct mirror_fds fds = mirror_fds_of(skel->obj);
+	int n = mirrors_collect(&fds, &e);
+
+	if (n < 0) {
+		pr_warn("Couldn't read the mirror sessions: %s", strerror(-n));
+		return n;
+	}
+	mirror_key(st, &k);
+	for (int i = 0; i < n && !found; i++)
+		if (!memcmp(&e[i].key, &k, sizeof(k)))
+			found = &e[i];
+	if (found)
+		*out = *found;
+	free(e);
+	if (!found) {
+		pr_warn("bench mirror session %u: not listed", k.session);
+		return -EPROTO;
+	}
+	if (out->frames != st->sent || out->bytes != st->sent * (st->outer_len + st->f.len) || out->lost ||
+	    out->truncated || out->nested || !out->numbered) {
+		pr_warn("bench mirror session %u: %llu frames, %llu lost, %llu cut, %llu nested, %snumbered;"
+			" expected %llu, none lost, cut or nested, numbered", k.session,
+			(unsigned long long)out->frames, (unsigned long long)out->lost,
+			(unsigned long long)out->truncated, (unsigned long long)out->nested,
+			out->numbered ? "" : "un", (unsigned long long)st->sent);
+		return -EPROTO;
+	}
+	return check_flows(skel, st, out->slot + 1);
+}
+
+int check_mirror_totals(const struct roceval_bpf *skel, __u64 frames)
+{
+	struct roceval_counters c;
+	int err = counters_read(bpf_map__fd(skel->maps.counters), &c);
+
+	if (err) {
+		pr_warn("Couldn't read the counters: %s", strerror(-err));
+		return err;
+	}
+	if (c.total[TOTAL_MIRROR_FRAMES] != frames || c.total[TOTAL_MIRROR_LOST] ||
+	    c.total[TOTAL_MIRROR_MALFORMED] || c.total[TOTAL_MIRROR_NESTED] || c.total[TOTAL_MIRROR_TRUNCATED] ||
+	    c.total[TOTAL_MIRROR_SESSIONS_FULL]) {
+		pr_warn("bench mirrored frames: %llu taken apart of %llu, %llu lost, %llu malformed, %llu nested,"
+			" %llu cut, %llu past the sessions table",
+			(unsigned long long)c.total[TOTAL_MIRROR_FRAMES], (unsigned long long)frames,
+			(unsigned long long)c.total[TOTAL_MIRROR_LOST],
+			(unsigned long long)c.total[TOTAL_MIRROR_MALFORMED],
+			(unsigned long long)c.total[TOTAL_MIRROR_NESTED],
+			(unsigned long long)c.total[TOTAL_MIRROR_TRUNCATED],
+			(unsigned long long)c.total[TOTAL_MIRROR_SESSIONS_FULL]);
+		return -EPROTO;
 	}
 	return 0;
 }

@@ -8,12 +8,15 @@
 #include <linux/types.h>
 
 #include "frame.h"
+#include "report/report.h"
 #include "roceval.h"
 
 struct roceval_bpf;
 
 /* The requester's QP, which the ACKs go to. */
 #define ANSWER_QPN 0x400000
+/* An ERSPAN II copy's outer headers at most: Ethernet, IPv6, GRE with its sequence number, ERSPAN II. */
+#define MIRROR_OUTER_MAX (14 + 40 + 8 + 8)
 
 /*
  * A steady sequence of one frame's shape over `flows` flows, DestQPs qpn
@@ -31,6 +34,14 @@ struct stream {
 	 * on the path it takes when its request was seen.
 	 */
 	struct frame *ack;
+	/*
+	 * When outer_len is set, each frame goes as an ERSPAN II copy in these
+	 * outer headers (stream_mirror), its GRE sequence number the next of
+	 * mseq: a session that loses nothing.
+	 */
+	__u32 outer_len;
+	__u32 mseq;
+	unsigned char outer[MIRROR_OUTER_MAX];
 };
 
 struct batch {
@@ -39,6 +50,12 @@ struct batch {
 	unsigned char data[ROCEVAL_BATCH_BYTES];
 };
 
+/*
+ * Makes the stream's frames ERSPAN II copies of ERSPAN session `session`
+ * (10 bits) as a switch sends them to a collector, the outer headers of
+ * the frame's own family.
+ */
+void stream_mirror(struct stream *st, unsigned int session);
 /* How a batch of records of this size is read: "in_place" or with the "helper". */
 const char *read_mode(size_t record);
 /* A batch record of frame f, and of the ACK that answers it, if any: the two go in one batch together. */
@@ -82,6 +99,14 @@ int check_frames(struct roceval_bpf *skel, struct frame *frames, int n);
  * samples).
  */
 int check_stream(const struct roceval_bpf *skel, const struct stream *st);
+/*
+ * Makes sure a mirrored stream took the healthy path: its session counted
+ * each of its frames, numbered, none lost, cut or nested, and its inner
+ * flow each frame with no violation (check_stream).  *out: its counts.
+ */
+int check_mirror(const struct roceval_bpf *skel, const struct stream *st, struct mirror_entry *out);
+/* No mirrored frame was lost, malformed, nested or cut, and `frames` were taken apart in all. */
+int check_mirror_totals(const struct roceval_bpf *skel, __u64 frames);
 /* Each flow of the stream once, so that it exists before the timed runs. */
 int warm_stream(int prog_fd, struct batch *b, struct stream *st);
 

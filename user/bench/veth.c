@@ -554,9 +554,7 @@ static int check_session(const struct live *l, unsigned int session, __u64 sent)
 {
 	struct roceval_counters c;
 	struct mirror_entry *e;
-	struct mirror_fds fds = { .sessions = bpf_map__fd(l->skel->maps.mirror_sessions),
-				  .stats = bpf_map__fd(l->skel->maps.mirror_stats),
-				  .seq = bpf_map__fd(l->skel->maps.mirror_seq) };
+	struct mirror_fds fds = mirror_fds_of(l->skel->obj);
 	int n = mirrors_collect(&fds, &e);
 	__u64 all = 0, frames = 0, lost = 0;
 	int err = n < 0 ? n : counters_read(bpf_map__fd(l->skel->maps.counters), &c);

@@ -210,9 +210,7 @@ void replay_cm_fds(struct replay *r, int *conns_fd, int *ends_fd, int *rej_fd)
 
 struct mirror_fds replay_mirror_fds(struct replay *r)
 {
-	return (struct mirror_fds){ .sessions = bpf_map__fd(r->skel->maps.mirror_sessions),
-				    .stats = bpf_map__fd(r->skel->maps.mirror_stats),
-				    .seq = bpf_map__fd(r->skel->maps.mirror_seq) };
+	return mirror_fds_of(r->skel->obj);
 }
 
 struct roceval_bpf *replay_skel(struct replay *r)

@@ -66,6 +66,13 @@ static int entry_cmp(const void *a, const void *b)
 	return x->session < y->session ? -1 : x->session > y->session;
 }
 
+struct mirror_fds mirror_fds_of(const struct bpf_object *obj)
+{
+	return (struct mirror_fds){ .sessions = bpf_object__find_map_fd_by_name(obj, "mirror_sessions"),
+				    .stats = bpf_object__find_map_fd_by_name(obj, "mirror_stats"),
+				    .seq = bpf_object__find_map_fd_by_name(obj, "mirror_seq") };
+}
+
 int mirrors_collect(const struct mirror_fds *fds, struct mirror_entry **out)
 {
 	struct roceval_mirror_key key, next, *prev = NULL;
