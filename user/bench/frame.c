@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "wire.h"
 #include "icrc.h"
 #include "roceval.h"
 
@@ -85,41 +86,51 @@ static __u16 ipv4_csum(const unsigned char *h)
 	return ~sum;
 }
 
-/*
- * As a switch sends a mirror copy: outer Ethernet, IPv4 (protocol 47) from
- * 198.51.100.1 to the collector, GRE with the sequence bit and protocol
- * 0x88BE, the 8-byte ERSPAN II header (version 1, the session ID, index 0),
- * then the frame.
- */
+/* The mirror's addresses: the switch's, which names the session, and the collector's. */
+static const unsigned char mirror_v4[2][4] = { { 198, 51, 100, 1 }, { 198, 51, 100, 2 } };
+static const unsigned char mirror_v6[2][16] = { { 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 0x10 },
+						{ 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 1 } };
+
+unsigned int erspan2_outer(unsigned char *h, bool ipv6, unsigned int session, __u32 inner_len)
+{
+	static const unsigned char eth[12] = { 2, 0, 0, 0, 0, 0x12, 2, 0, 0, 0, 0, 0x11 };
+	unsigned int outer_len = ipv6 ? ERSPAN2_OVERHEAD + 20 : ERSPAN2_OVERHEAD;
+	/* GRE with its sequence number and the ERSPAN II header, then the frame */
+	__u32 l4 = 8 + 8 + inner_len;
+
+	memset(h, 0, outer_len);
+	memcpy(h, eth, sizeof(eth));
+	put16(h + 12, ipv6 ? 0x86DD : 0x0800);
+	h += 14;
+	if (ipv6) {
+		h[0] = 0x60;
+		put16(h + 4, l4);
+		h[6] = 47; /* GRE */
+		h[7] = 64;
+		memcpy(h + 8, mirror_v6, sizeof(mirror_v6));
+		h += 40;
+	} else {
+		h[0] = 0x45;
+		put16(h + 2, 20 + l4);
+		h[6] = 0x40; /* DF */
+		h[8] = 64;
+		h[9] = 47; /* GRE */
+		memcpy(h + 12, mirror_v4, sizeof(mirror_v4));
+		put16(h + 10, ipv4_csum(h));
+		h += 20;
+	}
+	put16(h, 0x1000); /* S: the sequence number follows, 0 until the copy is numbered */
+	put16(h + 2, 0x88BE);
+	put16(h + 8, 1 << 12); /* ERSPAN version 1, VLAN 0 */
+	put16(h + 10, session & 0x3FF);
+	return outer_len;
+}
+
 int frame_wrap_erspan2(struct frame *f, unsigned int session)
 {
-	static const unsigned char eth[14] = { 2, 0, 0, 0, 0, 0x12, 2, 0, 0, 0, 0, 0x11, 0x08, 0x00 };
-	unsigned char *h = f->data;
-	__u32 ip_len = ERSPAN2_OVERHEAD - 14 + f->len;
-
 	if (f->len + ERSPAN2_OVERHEAD > sizeof(f->data))
 		return -1;
 	memmove(f->data + ERSPAN2_OVERHEAD, f->data, f->len);
-	memset(h, 0, ERSPAN2_OVERHEAD);
-	memcpy(h, eth, sizeof(eth));
-	h += 14;
-	h[0] = 0x45;
-	h[2] = ip_len >> 8;
-	h[3] = ip_len;
-	h[6] = 0x40; /* DF */
-	h[8] = 64;
-	h[9] = 47; /* GRE */
-	memcpy(h + 12, (const unsigned char[]){ 198, 51, 100, 1, 198, 51, 100, 2 }, 8);
-	h[10] = ipv4_csum(h) >> 8;
-	h[11] = ipv4_csum(h) & 0xFF;
-	h += 20;
-	h[0] = 0x10; /* S: a sequence number follows (at ERSPAN2_SEQ_AT), 0 until sent */
-	h[2] = 0x88;
-	h[3] = 0xBE;
-	h += 8;
-	h[0] = 0x10; /* version 1 */
-	h[2] = session >> 8 & 0x03;
-	h[3] = session;
-	f->len += ERSPAN2_OVERHEAD;
+	f->len += erspan2_outer(f->data, false, session, f->len);
 	return 0;
 }

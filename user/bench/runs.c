@@ -44,59 +44,9 @@ static void batch_put(struct batch *b, size_t *off, const struct frame *f, const
 	b->n++;
 }
 
-/* The mirror's addresses: the switch's, which names the session, and the collector's. */
-static const unsigned char mirror_v4[2][4] = { { 198, 51, 100, 1 }, { 198, 51, 100, 2 } };
-static const unsigned char mirror_v6[2][16] = { { 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 0x10 },
-						{ 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 1 } };
-#define GRE_S 0x1000
-#define GRE_P_ERSPAN 0x88BE
-#define IPPROTO_GRE_NR 47
-
-/* 16-bit ones' complement sum of the 20-byte IPv4 header at h, folded and inverted. */
-static __u16 ipv4_csum(const unsigned char *h)
-{
-	__u32 sum = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		sum += h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	return ~sum;
-}
-
 void stream_mirror(struct stream *st, unsigned int session)
 {
-	static const unsigned char eth[12] = { 2, 0, 0, 0, 0xc0, 0x11, 2, 0, 0, 0, 0x51, 0x7c };
-	unsigned char *h = st->outer;
-	/* GRE with its sequence number and the ERSPAN II header, then the frame */
-	__u32 l4 = 8 + 8 + st->f.len;
-
-	memset(h, 0, sizeof(st->outer));
-	memcpy(h, eth, sizeof(eth));
-	put16(h + 12, st->f.ipv6 ? 0x86DD : 0x0800);
-	h += 14;
-	if (st->f.ipv6) {
-		h[0] = 0x60;
-		put16(h + 4, l4);
-		h[6] = IPPROTO_GRE_NR;
-		h[7] = 64;
-		memcpy(h + 8, mirror_v6, sizeof(mirror_v6));
-		h += 40;
-	} else {
-		h[0] = 0x45;
-		put16(h + 2, 20 + l4);
-		h[6] = 0x40; /* DF */
-		h[8] = 64;
-		h[9] = IPPROTO_GRE_NR;
-		memcpy(h + 12, mirror_v4, sizeof(mirror_v4));
-		put16(h + 10, ipv4_csum(h));
-		h += 20;
-	}
-	put16(h, GRE_S); /* the sequence number follows: batch_fill numbers each copy */
-	put16(h + 2, GRE_P_ERSPAN);
-	put16(h + 8, 1 << 12); /* ERSPAN version 1, VLAN 0 */
-	put16(h + 10, session & 0x3FF);
-	st->outer_len = h + 16 - st->outer;
+	st->outer_len = erspan2_outer(st->outer, st->f.ipv6, session, st->f.len);
 	st->mseq = 0;
 }
 
