@@ -307,12 +307,11 @@ static __always_inline void mirror_count(struct roceval_counters *cnt, struct ro
  * came): 1 when it is a mirrored frame, its inner frame's place and
  * session then in the scratch (inner_*); 0 otherwise (not a mirror,
  * malformed, or nested in a mirrored frame's inner frame, each counted).
- * `kept`: the frame's bytes the scratch holds, n or more (frame_head()).
  * Global: verified once, whatever calls it.
  */
-__noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session, __u32 kept)
+__noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 {
-	__u32 zero = 0, slot, end;
+	__u32 zero = 0, slot, kept;
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
@@ -353,13 +352,11 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session, __u
 	cnt->total[TOTAL_MIRROR_FRAMES]++;
 	if (o.truncated)
 		cnt->total[TOTAL_MIRROR_TRUNCATED]++;
-	end = o.end < len ? o.end : len;
+	kept = o.end < len ? o.end : len;
 	s->inner_at = o.at;
-	s->inner_len = end > o.at ? end - o.at : 0;
+	s->inner_len = kept > o.at ? kept - o.at : 0;
 	s->inner_wire = o.truncated ? ROCEVAL_WIRE_UNKNOWN : o.end - o.at;
 	s->inner_session = st ? slot + 1 : ROCEVAL_MIRROR_UNLISTED;
-	/* the inner frame's first copy is within the `kept` bytes of the outer one's the scratch holds */
-	s->inner_kept = o.at + (s->inner_len < ROCEVAL_L2L4_MAX ? s->inner_len : ROCEVAL_L2L4_MAX) <= kept;
 	if (replay_clock) {
 		batch_inner.at = s->inner_at;
 		batch_inner.len = s->inner_len;

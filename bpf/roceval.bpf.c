@@ -298,47 +298,6 @@ static __always_inline bool frame_lengths(struct roceval_scratch *s, struct roce
 }
 
 /*
- * A mirrored frame's inner frame (session set) whose first copy the outer
- * frame's already holds, roceval_mirror() says, inner_at bytes in: moved
- * to the start of the copy, in place of a second call to the load helper.
- * Word by word upwards, each word read before anything is written over it.
- */
-static __always_inline bool frame_inner_kept(struct roceval_scratch *s, __u32 session)
-{
-	__u32 at = s->inner_at;
-
-	if (!session || !s->inner_kept)
-		return false;
-	barrier_var(at);
-	if (at > ROCEVAL_MIRROR_SPARE)
-		return false;
-#pragma unroll
-	for (int i = 0; i < ROCEVAL_L2L4_MAX / 8; i++)
-		((__u64 *)s->l2l4)[i] = *(const __u64 *)(s->l2l4 + at + 8 * i);
-	return true;
-}
-
-/*
- * The frame's first n bytes into the scratch: read in place, or what its
- * outer frame's copy kept, or with the helper, which then brings up to
- * ROCEVAL_MIRROR_SPARE bytes more.  The bytes of the frame the copy holds,
- * 0 when it could not be read.
- */
-static __always_inline __u32 frame_head(void *ctx, bool tc, struct roceval_scratch *s, __u32 base, __u32 len,
-					__u32 n, __u32 session)
-{
-	__u64 more;
-
-	if (frame_head_copy(ctx, tc, base, s->l2l4, n) || frame_inner_kept(s, session))
-		return n;
-	more = len < ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE ? len : ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE;
-	barrier_var(more);
-	if (more < 1 || more > ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE)
-		return 0;
-	return frame_load(ctx, tc, base, s->l2l4, more) ? 0 : more;
-}
-
-/*
  * Validates one frame of `len` bytes starting at `base`; XDP_PASS or XDP_DROP.
  * `wire` is the frame's length on the wire: above `len` when a capture kept
  * only the start of it (a snapped frame), which is then judged on the bytes
@@ -352,7 +311,7 @@ static __always_inline int frame_body(void *ctx, bool tc, bool rx_meta, __u32 ba
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	__u32 cap, dlen, tlen, xhl, l3, kept, lead = 0;
+	__u32 cap, dlen, tlen, xhl, l3, lead = 0;
 	struct l4info *li;
 	bool check_icrc;
 	__u64 n, copy;
@@ -367,13 +326,12 @@ static __always_inline int frame_body(void *ctx, bool tc, bool rx_meta, __u32 ba
 	barrier_var(n);
 	if (n < ETH_HLEN || n > ROCEVAL_L2L4_MAX)
 		return XDP_PASS;
-	kept = frame_head(ctx, tc, s, base, len, n, session);
-	if (!kept)
+	if (!frame_head_copy(ctx, tc, base, s->l2l4, n) && frame_load(ctx, tc, base, s->l2l4, n))
 		return XDP_PASS;
 	if (!parse_l2l4(s->l2l4, n, cfg, li)) {
 		if (mac_control(s))
 			roceval_mac_control(n); /* PFC (pfc.bpf.h) */
-		else if (roceval_mirror(n, len, wire, session, kept))
+		else if (roceval_mirror(n, len, wire, session))
 			return ROCEVAL_MIRRORED;
 		return XDP_PASS;
 	}
