@@ -11,7 +11,6 @@
 #include <time.h>
 #include <linux/types.h>
 
-#include "report/mirrors.h"
 
 /* Attachments a command shows at once (status, stats, top) */
 #define LIVE_MAX_IFACES 64
@@ -44,6 +43,13 @@ enum live_pcp_source {
 	LIVE_PCP_FRAME = 0, /* XDP: the frame's bytes only */
 	LIVE_PCP_RX_META,   /* XDP bound to the device: the driver's (bpf_xdp_metadata_rx_vlan_tag) */
 	LIVE_PCP_SKB,	    /* tc: the socket buffer's, where the stack put it */
+};
+
+/* The maps of a program's mirror sessions (mirror.bpf.h). */
+struct mirror_fds {
+	int sessions; /* "mirror_sessions": a session's slot */
+	int stats;    /* "mirror_stats": its counts per CPU */
+	int seq;      /* "mirror_seq": where its numbers stand */
 };
 
 struct live_iface {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "roceval.h"
-#include "report/mirrors.h"
+#include "live/live.h"
 
 /*
  * Runs frames through the same XDP object that runs live, in batches of many

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include "live/live.h"
 #include "roceval.h"
 
 struct json_writer;
@@ -23,12 +24,6 @@ struct mirror_entry {
 const char *mirror_encap_id(unsigned int encap);
 struct bpf_object;
 
-/* The maps of a program's mirror sessions (mirror.bpf.h). */
-struct mirror_fds {
-	int sessions; /* "mirror_sessions": a session's slot */
-	int stats;    /* "mirror_stats": its counts per CPU */
-	int seq;      /* "mirror_seq": where its numbers stand */
-};
 
 /* The mirror session maps of a loaded object (-1 each it has none). */
 struct mirror_fds mirror_fds_of(const struct bpf_object *obj);
