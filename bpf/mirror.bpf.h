@@ -80,13 +80,6 @@ static __always_inline __u32 mirror_slot_new(void)
 #define VXLAN_PORT 4789
 #define VXLAN_I 0x08
 
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&
-		       __builtin_offsetof(struct roceval_mirror_key, ipv6) == 16 &&
-		       __builtin_offsetof(struct roceval_mirror_key, encap) == 17 &&
-		       __builtin_offsetof(struct roceval_mirror_key, session) == 20 &&
-		       sizeof(struct roceval_mirror_key) == 32,
-	       "roceval_mirror() writes the key's family, encapsulation and session as its third word");
-
 /* Outcomes of the outer parse besides an encapsulation (enum roceval_mirror_encap). */
 #define MIRROR_MALFORMED 0xFF
 
@@ -336,13 +329,11 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 			st->nested++;
 		return 0;
 	}
-	/*
-	 * The key's last two words written whole, as mirror_slot() reads them:
-	 * a wide load of bytes just written by narrower stores waits for them
-	 * to reach the cache (no store-to-load forwarding).
-	 */
-	((__u64 *)&s->mkey)[2] = o.ipv6 | (__u64)encap << 8 | (__u64)o.session << 32;
-	((__u64 *)&s->mkey)[3] = 0;
+	s->mkey.ipv6 = o.ipv6;
+	s->mkey.encap = encap;
+	s->mkey.pad = 0;
+	s->mkey.session = o.session;
+	s->mkey.pad2 = 0;
 	slot = mirror_slot(s);
 	st = bpf_map_lookup_elem(&mirror_stats, &slot);
 	if (st)
