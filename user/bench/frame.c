@@ -74,63 +74,30 @@ double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* 16-bit ones' complement sum of an IPv4 header, folded. */
-static __u16 ipv4_csum(const unsigned char *h)
+unsigned int erspan2_outer(unsigned char *h, bool ipv6, unsigned int session, const unsigned char *frame, __u32 len)
 {
-	__u32 sum = 0;
+	struct gen_encap e = { .kind = MIRROR_ERSPAN2, .family = ipv6 ? 6 : 4, .session = session };
+	unsigned char *out = malloc(GEN_ENCAP_ROOM + len);
+	unsigned int outer_len;
 
-	for (int i = 0; i < 20; i += 2)
-		sum += h[i] << 8 | h[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	return ~sum;
-}
-
-/* The mirror's addresses: the switch's, which names the session, and the collector's. */
-static const unsigned char mirror_v4[2][4] = { { 198, 51, 100, 1 }, { 198, 51, 100, 2 } };
-static const unsigned char mirror_v6[2][16] = { { 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 0x10 },
-						{ 0x20, 0x01, 0x0d, 0xb8, 0, 5, [15] = 1 } };
-
-unsigned int erspan2_outer(unsigned char *h, bool ipv6, unsigned int session, __u32 inner_len)
-{
-	static const unsigned char eth[12] = { 2, 0, 0, 0, 0, 0x12, 2, 0, 0, 0, 0, 0x11 };
-	unsigned int outer_len = ipv6 ? ERSPAN2_OVERHEAD + 20 : ERSPAN2_OVERHEAD;
-	/* GRE with its sequence number and the ERSPAN II header, then the frame */
-	__u32 l4 = 8 + 8 + inner_len;
-
-	memset(h, 0, outer_len);
-	memcpy(h, eth, sizeof(eth));
-	put16(h + 12, ipv6 ? 0x86DD : 0x0800);
-	h += 14;
-	if (ipv6) {
-		h[0] = 0x60;
-		put16(h + 4, l4);
-		h[6] = 47; /* GRE */
-		h[7] = 64;
-		memcpy(h + 8, mirror_v6, sizeof(mirror_v6));
-		h += 40;
-	} else {
-		h[0] = 0x45;
-		put16(h + 2, 20 + l4);
-		h[6] = 0x40; /* DF */
-		h[8] = 64;
-		h[9] = 47; /* GRE */
-		memcpy(h + 12, mirror_v4, sizeof(mirror_v4));
-		put16(h + 10, ipv4_csum(h));
-		h += 20;
-	}
-	put16(h, 0x1000); /* S: the sequence number follows, 0 until the copy is numbered */
-	put16(h + 2, 0x88BE);
-	put16(h + 8, 1 << 12); /* ERSPAN version 1, VLAN 0 */
-	put16(h + 10, session & 0x3FF);
+	if (!out)
+		return 0;
+	outer_len = gen_encap_wrap(&e, frame, len, out, 0) - len;
+	memcpy(h, out, outer_len);
+	free(out);
 	return outer_len;
 }
 
 int frame_wrap_erspan2(struct frame *f, unsigned int session)
 {
+	unsigned char outer[ERSPAN2_OVERHEAD];
+
 	if (f->len + ERSPAN2_OVERHEAD > sizeof(f->data))
 		return -1;
+	if (erspan2_outer(outer, false, session, f->data, f->len) != ERSPAN2_OVERHEAD)
+		return -1;
 	memmove(f->data + ERSPAN2_OVERHEAD, f->data, f->len);
-	f->len += erspan2_outer(f->data, false, session, f->len);
+	memcpy(f->data, outer, ERSPAN2_OVERHEAD);
+	f->len += ERSPAN2_OVERHEAD;
 	return 0;
 }

@@ -52,13 +52,12 @@ void frame_build_op(struct frame *f, unsigned char opcode, unsigned int payload,
 /* Where the GRE sequence number is in the wrapped frame. */
 #define ERSPAN2_SEQ_AT (14 + 20 + 4)
 /*
- * Writes at h the outer headers a switch sends a mirror copy of an
- * inner_len-byte frame with: Ethernet, IPv4 or IPv6 (protocol 47) from the
- * switch to the collector, GRE with the sequence bit (the number 0 until the
- * copy is numbered) and protocol 0x88BE, the 8-byte ERSPAN II header
- * (version 1, the session ID, index 0).  Returns their length.
+ * Writes at h the outer headers `roceval gen --encap erspan2` puts before the
+ * len-byte frame: Ethernet, IPv4 or IPv6, GRE with its sequence number (0
+ * until the copy is numbered), the ERSPAN II header of `session`.  Returns
+ * their length, 0 when out of memory.
  */
-unsigned int erspan2_outer(unsigned char *h, bool ipv6, unsigned int session, __u32 inner_len);
+unsigned int erspan2_outer(unsigned char *h, bool ipv6, unsigned int session, const unsigned char *frame, __u32 len);
 /* Wraps the frame (IPv4 outer headers) as an ERSPAN II mirror of `session` sends it; -1 when it would not fit. */
 int frame_wrap_erspan2(struct frame *f, unsigned int session);
 /* Keeps the thread on one CPU, so its figures are one core's. */

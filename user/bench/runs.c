@@ -46,7 +46,7 @@ static void batch_put(struct batch *b, size_t *off, const struct frame *f, const
 
 void stream_mirror(struct stream *st, unsigned int session)
 {
-	st->outer_len = erspan2_outer(st->outer, st->f.ipv6, session, st->f.len);
+	st->outer_len = erspan2_outer(st->outer, st->f.ipv6, session, st->f.data, st->f.len);
 	st->mseq = 0;
 }
 
