@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <bpf/bpf.h>
@@ -11,6 +12,7 @@
 #include "log.h"
 #include "numbers.h"
 #include "roceval.skel.h"
+#include "roceval_plain.skel.h"
 #include "settings.h"
 
 /*
@@ -66,16 +68,40 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 	return 0;
 }
 
+/*
+ * roceval_bpf__open() of the object the load needs: the one built without
+ * kfuncs (bpf/kfuncs.bpf.h), whose programs and maps are the same, unless
+ * the device-bound program is asked for.
+ */
+static struct roceval_bpf *skel_open(unsigned int what)
+{
+	struct roceval_bpf *skel = calloc(1, sizeof(*skel));
+	int err = -ENOMEM;
+
+	if (!skel)
+		goto fail;
+	err = roceval_bpf__create_skeleton(skel);
+	if (err)
+		goto fail;
+	if (!(what & LOAD_LIVE_NIC))
+		skel->skeleton->data = roceval_plain_bpf__elf_bytes(&skel->skeleton->data_sz);
+	err = bpf_object__open_skeleton(skel->skeleton, NULL);
+	if (!err)
+		return skel;
+fail:
+	roceval_bpf__destroy(skel);
+	pr_warn("Couldn't open the BPF object: %s", strerror(-err));
+	return NULL;
+}
+
 struct roceval_bpf *roceval_open(unsigned int what, bool frags)
 {
 	struct roceval_bpf *skel;
 
 	libbpf_setup_logging();
-	skel = roceval_bpf__open();
-	if (!skel) {
-		pr_warn("Couldn't open the BPF object: %s", strerror(errno));
+	skel = skel_open(what);
+	if (!skel)
 		return NULL;
-	}
 	bpf_program__set_autoload(skel->progs.roceval_xdp, !!(what & LOAD_LIVE));
 	bpf_program__set_autoload(skel->progs.roceval_xdp_nic, !!(what & LOAD_LIVE_NIC));
 	bpf_program__set_autoload(skel->progs.roceval_replay, !!(what & LOAD_REPLAY));
