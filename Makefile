@@ -13,7 +13,10 @@ V         ?= 0
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE
-BPF_CFLAGS := -target bpf -O2 -g -Wall -fno-strict-aliasing -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(OUTPUT) -I.
+# BPF_NO_PRESERVE_ACCESS_INDEX: the programs read only their context and packet bytes, whose
+# layouts are uapi, so no CO-RE relocation (which makes libbpf read the kernel's BTF at each load).
+BPF_CFLAGS := -target bpf -O2 -g -Wall -fno-strict-aliasing -D__TARGET_ARCH_$(ARCH) -DBPF_NO_PRESERVE_ACCESS_INDEX \
+	      -Iinclude -I$(OUTPUT) -I.
 LDLIBS    := -lbpf -lelf -lz -lpcap -lxdp -lm -lmicrohttpd -lpthread -lncursesw
 
 # `roceval feed --rdma`: the RDMA sniffer through libibverbs, where its header is installed;
@@ -71,7 +74,17 @@ $(OUTPUT)/roceval.skel.h: $(OUTPUT)/roceval.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name roceval_bpf > $@
 
-$(OUTPUT)/%.o: user/%.c $(USER_HDRS) $(HEADERS) $(OUTPUT)/roceval.skel.h Makefile | $(OUTPUT)
+# The object without kfuncs (bpf/kfuncs.bpf.h) every load but the device-bound one opens:
+# loader.c takes only its ELF bytes from its skeleton.
+$(OUTPUT)/roceval_plain.bpf.o: bpf/roceval.bpf.c $(HEADERS) $(OUTPUT)/crc32_table.h vmlinux.h Makefile | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DROCEVAL_PLAIN -c $< -o $@
+
+$(OUTPUT)/roceval_plain.skel.h: $(OUTPUT)/roceval_plain.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name roceval_plain_bpf > $@
+
+$(OUTPUT)/%.o: user/%.c $(USER_HDRS) $(HEADERS) $(OUTPUT)/roceval.skel.h $(OUTPUT)/roceval_plain.skel.h Makefile | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@

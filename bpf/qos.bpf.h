@@ -12,6 +12,7 @@
 
 #include "frame.bpf.h"
 #include "roceval_cm.h"
+#include "kfuncs.bpf.h"
 
 static __always_inline bool dscp_allowed(const struct roceval_settings *cfg, __u8 dscp)
 {
@@ -24,10 +25,8 @@ static __always_inline bool dscp_allowed(const struct roceval_settings *cfg, __u
 	return false;
 }
 
-extern int bpf_xdp_metadata_rx_vlan_tag(const struct xdp_md *ctx, __be16 *vlan_proto, __u16 *vlan_tci) __ksym __weak;
-
 /*
- * Set by the loader where the kernel has that kfunc (6.8): elsewhere the
+ * Set by the loader where the kernel has bpf_xdp_metadata_rx_vlan_tag (6.8): elsewhere the
  * verifier drops the call as dead code, which a kernel without it needs,
  * since libbpf leaves the unresolved call for the verifier to refuse.
  */

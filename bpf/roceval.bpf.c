@@ -25,6 +25,7 @@
 #include "roceval.h"
 #include "roceval_crc.bpf.h"
 #include "frame.bpf.h"
+#include "kfuncs.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -417,8 +418,6 @@ int roceval_xdp(struct xdp_md *ctx)
 
 	return frame_decap(ctx, 0, len, len);
 }
-
-extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timestamp) __ksym __weak;
 
 /*
  * roceval_xdp with the NIC's receive timestamp of each frame, for the

@@ -221,6 +221,19 @@ def test_standard_input_among_the_files(tmp_path, cnp_capture):
                                                                 (str(cnp_capture), 1)]
 
 
+def test_tables_sized_for_the_files_judge_as_full_size(tmp_path):
+    """Files' sizes bound their frames, and the hash tables are sized for the entries those frames
+    can make; standard input, whose size is not known, gets the full size: the verdicts agree."""
+    path = gen(tmp_path / "state.pcap", "-c", "4000", "-s", "41", *STATEFUL)
+    with open(path, "rb") as stdin:
+        res = subprocess.run([str(ROCEVAL), "replay", "--json", *CC, "-"], stdin=stdin,
+                             capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    full = in_order(json.loads(res.stdout))
+    assert full["rules"]["cm_established"] > 0 and full["rules"]["cnp"] > 0
+    assert alone(path, *CC) == full
+
+
 @pytest.mark.parametrize("json_out", [True, False], ids=["json", "text"])
 def test_an_unreadable_file_among_others(tmp_path, cnp_capture, json_out):
     missing = tmp_path / "missing.pcap"

@@ -409,6 +409,7 @@ static int run_files(struct replay_run *run, char **files, int n)
 {
 	int err = 0;
 
+	roceval_set_frame_bound(replay_frame_bound(files, n));
 	for (int i = 0; i < n && !err; i++)
 		err = one_file(run, files[i]);
 	if (!err && run->o->join && run->r) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <bpf/bpf.h>
@@ -11,6 +12,7 @@
 #include "log.h"
 #include "numbers.h"
 #include "roceval.skel.h"
+#include "roceval_plain.skel.h"
 #include "settings.h"
 
 /*
@@ -27,6 +29,47 @@ void roceval_set_flow_entries(__u32 entries)
 bool parse_flow_entries(const char *s, __u32 *out)
 {
 	return parse_u32(s, ROCEVAL_MAX_FLOW_ENTRIES, out) && *out > 0;
+}
+
+static __u64 frame_bound;
+
+void roceval_set_frame_bound(__u64 frames)
+{
+	frame_bound = frames;
+}
+
+/*
+ * New entries a frame makes in any one hash table, at most: 3 today, a
+ * CNP's two pacing scopes and a CE mark's (cnp.bpf.h).  The end of a
+ * replay makes none.
+ */
+#define ENTRIES_PER_FRAME 4
+/*
+ * The kernel's LRU hash hands its free entries to each CPU a batch at a
+ * time (at most 128, LOCAL_FREE_TARGET) and evicts once the shared list
+ * cannot refill one: room for the entries, a batch held by each CPU and
+ * one more, and it never evicts, as the full-size table does not either
+ * for so few entries.
+ */
+#define LRU_BATCH 128
+
+/*
+ * A hash table's size for frame_bound frames: `full` unless they make
+ * fewer entries, so that a table is never fuller, nor evicts, for a
+ * smaller size: the verdicts stay those of the full size.  Creating a
+ * preallocated LRU of 65536 entries costs more than judging a small
+ * capture does.
+ */
+static __u32 hash_size(__u32 full, bool lru)
+{
+	int cpus = libbpf_num_possible_cpus();
+	__u64 need = frame_bound * ENTRIES_PER_FRAME;
+
+	if (!frame_bound || cpus < 0)
+		return full;
+	if (lru)
+		need += (__u64)(cpus + 1) * LRU_BATCH;
+	return need < full ? need : full;
 }
 
 /*
@@ -51,19 +94,45 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 		pr_warn("Couldn't key the flow table's hash: %s", strerror(errno));
 		return -1;
 	}
-	bpf_map__set_max_entries(skel->maps.cm_conns, flow_entries);
+	bpf_map__set_max_entries(skel->maps.cm_conns, hash_size(flow_entries, false));
 	bpf_map__set_max_entries(skel->maps.conn_ring, flow_entries);
-	bpf_map__set_max_entries(skel->maps.cm_ends, 2 * flow_entries);
+	bpf_map__set_max_entries(skel->maps.cm_ends, hash_size(2 * flow_entries, false));
 	/* a request flow holds one hint at a time (its current PSN window) */
-	bpf_map__set_max_entries(skel->maps.req_hints, flow_entries);
+	bpf_map__set_max_entries(skel->maps.req_hints, hash_size(flow_entries, true));
 	/* congestion (roceval_cc.h): a rate record and a waiting scope a flow slot at most, scopes and pairs for a
 	 * quarter of the flows */
-	bpf_map__set_max_entries(skel->maps.cc_rate, sets * ROCEVAL_FLOW_WAYS);
-	bpf_map__set_max_entries(skel->maps.cc_waits, sets * ROCEVAL_FLOW_WAYS);
-	bpf_map__set_max_entries(skel->maps.cc_scopes, flow_entries / 4 > 256 ? flow_entries / 4 : 256);
-	bpf_map__set_max_entries(skel->maps.cc_pairs, flow_entries / 4 > 256 ? flow_entries / 4 : 256);
+	bpf_map__set_max_entries(skel->maps.cc_rate, hash_size(sets * ROCEVAL_FLOW_WAYS, false));
+	bpf_map__set_max_entries(skel->maps.cc_waits, hash_size(sets * ROCEVAL_FLOW_WAYS, false));
+	bpf_map__set_max_entries(skel->maps.cc_scopes, hash_size(flow_entries / 4 > 256 ? flow_entries / 4 : 256, true));
+	bpf_map__set_max_entries(skel->maps.cc_pairs, hash_size(flow_entries / 4 > 256 ? flow_entries / 4 : 256, true));
 	skel->rodata->conn_capacity = flow_entries;
 	return 0;
+}
+
+/*
+ * roceval_bpf__open() of the object the load needs: the one built without
+ * kfuncs (bpf/kfuncs.bpf.h), whose programs and maps are the same, unless
+ * the device-bound program is asked for.
+ */
+static struct roceval_bpf *skel_open(unsigned int what)
+{
+	struct roceval_bpf *skel = calloc(1, sizeof(*skel));
+	int err = -ENOMEM;
+
+	if (!skel)
+		goto fail;
+	err = roceval_bpf__create_skeleton(skel);
+	if (err)
+		goto fail;
+	if (!(what & LOAD_LIVE_NIC))
+		skel->skeleton->data = roceval_plain_bpf__elf_bytes(&skel->skeleton->data_sz);
+	err = bpf_object__open_skeleton(skel->skeleton, NULL);
+	if (!err)
+		return skel;
+fail:
+	roceval_bpf__destroy(skel);
+	pr_warn("Couldn't open the BPF object: %s", strerror(-err));
+	return NULL;
 }
 
 struct roceval_bpf *roceval_open(unsigned int what, bool frags)
@@ -71,11 +140,9 @@ struct roceval_bpf *roceval_open(unsigned int what, bool frags)
 	struct roceval_bpf *skel;
 
 	libbpf_setup_logging();
-	skel = roceval_bpf__open();
-	if (!skel) {
-		pr_warn("Couldn't open the BPF object: %s", strerror(errno));
+	skel = skel_open(what);
+	if (!skel)
 		return NULL;
-	}
 	bpf_program__set_autoload(skel->progs.roceval_xdp, !!(what & LOAD_LIVE));
 	bpf_program__set_autoload(skel->progs.roceval_xdp_nic, !!(what & LOAD_LIVE_NIC));
 	bpf_program__set_autoload(skel->progs.roceval_replay, !!(what & LOAD_REPLAY));

@@ -52,6 +52,12 @@ int roceval_settings_write(int settings_fd, const struct roceval_settings *s);
 int roceval_settings_read(int settings_fd, struct roceval_settings *s);
 /* Flows the next roceval_open()'s table is sized for (default ROCEVAL_DEFAULT_FLOWS): attach, replay. */
 void roceval_set_flow_entries(__u32 entries);
+/*
+ * Frames the loads after it judge at most (0, the default: not known, as of
+ * a stream or an interface): the hash tables are sized for the entries
+ * those frames can make, when that is fewer than the flows call for.
+ */
+void roceval_set_frame_bound(__u64 frames);
 /* Parses a --flows value: 1 .. ROCEVAL_MAX_FLOW_ENTRIES. */
 bool parse_flow_entries(const char *s, __u32 *out);
 

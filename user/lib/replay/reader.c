@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <pcap/pcap.h>
 
@@ -192,4 +193,20 @@ void replay_file_close(struct replay_file *f)
 	f->pcap = NULL;
 	free(f->buf);
 	f->buf = NULL;
+}
+
+/* The fewest bytes a frame takes in a file: a pcap record header (a pcapng packet block takes 32). */
+#define FRAME_BYTES_MIN 16
+
+__u64 replay_frame_bound(char *const *paths, int n)
+{
+	__u64 frames = 0;
+	struct stat st;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode))
+			return 0;
+		frames += (__u64)st.st_size / FRAME_BYTES_MIN;
+	}
+	return frames;
 }

@@ -41,4 +41,11 @@ int replay_file_run(struct replay_file *f, struct replay *r);
 
 void replay_file_close(struct replay_file *f);
 
+/*
+ * At most how many frames the files hold, from their sizes now, for sizing
+ * the tables (roceval_set_frame_bound()); 0 when one is not a regular file
+ * (standard input, a pipe), whose size says nothing.
+ */
+__u64 replay_frame_bound(char *const *paths, int n);
+
 #endif
