@@ -166,10 +166,12 @@ static __always_inline __u32 bits_top(struct bits b)
 
 /*
  * n more of rule r for flow f, settled now for earlier frames: on the totals
- * and the flow's counters, as a violation of the flow when r is one.
+ * and the flow's counters, as a violation of the flow when r is one.  Not
+ * inlined: its flow_cold lookup is one site the kernel patches at load, not
+ * one a caller (docs/performance.md).
  */
-static __always_inline void flow_settled(struct roceval_counters *cnt, struct roceval_flow *f, __u32 r, __u32 n,
-					 bool violation)
+static __noinline void flow_settled(struct roceval_counters *cnt, struct roceval_flow *f, __u32 r, __u32 n,
+				    bool violation)
 {
 	struct roceval_flow_cold *cold;
 
@@ -215,7 +217,10 @@ static __always_inline __u32 reorder_win(const struct roceval_settings *cfg)
  * entry points below are global functions taking scalars, so the verifier
  * checks each once rather than at every call in the frame's paths.  They
  * change the window under its lock, where no helper may run: what they
- * settle is tallied, and counted once the lock is let go.
+ * settle is tallied, and counted once the lock is let go.  reorder_ctx and
+ * reorder_tally are one copy each, not one in every entry point: each
+ * lookup they make is a site the kernel patches at load by copying the
+ * whole program.
  */
 struct reorder_ctx {
 	struct roceval_flow *f;
@@ -227,7 +232,7 @@ struct reorder_ctx {
 	__u8 reorder_lo, reorder_n; /* requests settled reordered, by lo .. lo + n - 1 PSNs */
 };
 
-static __always_inline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
+static __noinline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
 {
 	__u32 zero = 0;
 	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
@@ -244,7 +249,7 @@ static __always_inline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
 }
 
 /* Counts what the window settled, its lock let go. */
-static __always_inline void reorder_tally(struct reorder_ctx *c)
+static __noinline void reorder_tally(struct reorder_ctx *c)
 {
 	__u32 zero = 0;
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
