@@ -96,7 +96,7 @@ static __always_inline int answer_pair(const struct frame_info *fi, struct rocev
 
 	if (cm_active) {
 		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-		e = bpf_map_lookup_elem(&cm_ends, &x->end);
+		e = cm_end_get(&x->end);
 		by_cm = e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr);
 	}
 	if (!by_cm) {

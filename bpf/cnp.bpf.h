@@ -66,7 +66,7 @@ static __always_inline struct roceval_flow *cc_requester(struct roceval_scratch 
 	*by_cm = false;
 	if (cm_active) {
 		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-		e = bpf_map_lookup_elem(&cm_ends, &x->end);
+		e = cm_end_get(&x->end);
 		if (e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr)) {
 			__builtin_memcpy(x->req.saddr, fi->daddr, 16);
 			__builtin_memcpy(x->req.daddr, fi->saddr, 16);
@@ -93,7 +93,7 @@ static __always_inline __u32 cc_cm_sender(struct roceval_scratch *s, struct cc_s
 	if (!cm_active)
 		return ROCEVAL_CC_ANY_QP;
 	cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-	e = bpf_map_lookup_elem(&cm_ends, &x->end);
+	e = cm_end_get(&x->end);
 	return e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr) ? e->peer_qpn : ROCEVAL_CC_ANY_QP;
 }
 

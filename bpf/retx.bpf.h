@@ -258,7 +258,7 @@ static __always_inline void retx_timeout_early(struct roceval_scratch *s, struct
 	if (!x)
 		return;
 	cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-	e = bpf_map_lookup_elem(&cm_ends, &x->end);
+	e = cm_end_get(&x->end);
 	if (!e || e->state >= CM_STATE_CLOSED || e->initiator || !e->ack_timeout || !addr_eq(e->peer, fi->saddr))
 		return;
 	waited = (__u64)(s->now_t - held->sent_t) << ROCEVAL_LAT_TIME_SHIFT;
