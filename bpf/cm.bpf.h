@@ -483,8 +483,8 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
 static __always_inline int cm_mad_body(void *ctx, bool tc, __u32 bth_off, __u32 payload)
 {
 	__u32 zero = 0;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
 	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
 
 	if (!ctx || !s || !cnt || !c)
@@ -537,8 +537,8 @@ static __always_inline bool cm_expired(struct cm_scratch *c, struct roceval_coun
 __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 {
 	__u32 zero = 0;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
 	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
 	const struct roce_op *op;
 	struct roceval_cm_end *e;

@@ -82,6 +82,14 @@ struct {
 	__type(value, struct roceval_congestion);
 } congestion SEC(".maps");
 
+/* One lookup site (frame.bpf.h's counters_get). */
+static __noinline struct roceval_congestion *congestion_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&congestion, &zero);
+}
+
 /* Keys built in map memory: the deepest call chain leaves this function little stack. */
 struct cc_scratch {
 	struct roceval_cc_key key;
@@ -135,7 +143,7 @@ static __always_inline struct roceval_flow *cc_flow(struct roceval_scratch *s)
 {
 	__u32 slot = s->last_flow;
 
-	return cc_flow_is(s, bpf_map_lookup_elem(&flows, &slot));
+	return cc_flow_is(s, flow_at(slot));
 }
 
 /*

@@ -44,6 +44,12 @@ struct {
 	__type(value, struct roceval_flow_cold);
 } flow_cold SEC(".maps");
 
+/* A flow by its slot, off the frame's common path: one lookup site (frame.bpf.h's counters_get). */
+static __noinline struct roceval_flow *flow_at(__u32 slot)
+{
+	return bpf_map_lookup_elem(&flows, &slot);
+}
+
 static __always_inline struct roceval_flow_cold *flow_cold_of(const struct roceval_flow *f)
 {
 	__u32 slot = f->cold;
@@ -109,7 +115,7 @@ static __always_inline struct roceval_flow *flow_find_rare(const struct roceval_
 	int found = roceval_flow_slot(k);
 	__u32 slot = found;
 
-	return found < 0 ? 0 : bpf_map_lookup_elem(&flows, &slot);
+	return found < 0 ? 0 : flow_at(slot);
 }
 
 /*

@@ -208,6 +208,33 @@ struct {
 } scratch SEC(".maps");
 
 /*
+ * The frame's maps for what is off its common path: one lookup site each,
+ * however many functions reach them.  The kernel patches every lookup site
+ * in at load by copying the whole program (docs/performance.md); the common
+ * path looks them up itself, where a call would cost.
+ */
+static __noinline struct roceval_counters *counters_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counters, &zero);
+}
+
+static __noinline struct roceval_settings *settings_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&settings, &zero);
+}
+
+static __noinline struct roceval_scratch *scratch_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/*
  * Big-endian fields, each read as one load and a byte swap.  clang splits
  * a load it cannot prove aligned into single bytes, and a header field at
  * an offset that depends on the frame (a VLAN tag, the IHL) never is; the

@@ -234,10 +234,9 @@ struct reorder_ctx {
 
 static __noinline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
 {
-	__u32 zero = 0;
-	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	const struct roceval_settings *cfg = settings_get();
 
-	c->f = bpf_map_lookup_elem(&flows, &slot);
+	c->f = flow_at(slot);
 	c->w = bpf_map_lookup_elem(&flow_window, &slot);
 	if (!cfg || !c->f || !c->w)
 		return false;
@@ -251,8 +250,7 @@ static __noinline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
 /* Counts what the window settled, its lock let go. */
 static __noinline void reorder_tally(struct reorder_ctx *c)
 {
-	__u32 zero = 0;
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_counters *cnt = counters_get();
 
 	if (!cnt)
 		return;
@@ -769,8 +767,8 @@ static __always_inline int window_fills_goback(struct reorder_ctx *c, struct roc
  */
 __noinline int roceval_reorder_behind(__u32 slot, __u32 n, __u32 reliable)
 {
-	__u32 zero = 0, psn, i;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 psn, i;
+	struct roceval_scratch *s = scratch_get();
 	struct reorder_ctx c;
 	int v = 0;
 
