@@ -149,9 +149,11 @@ static __always_inline struct roceval_flow *cc_flow(struct roceval_scratch *s)
 /*
  * A rule broken after flow_update() has counted the frame on its flow: it
  * goes on the flow's books here (flow_account's, for the rules before).
+ * This and cc_scope are one copy each: their lookups are sites the kernel
+ * patches at load once, not once for every rule and scope judged.
  */
-static __always_inline void cc_violate(struct roceval_scratch *s, struct roceval_counters *cnt,
-				       struct roceval_flow *f, enum roceval_rule r)
+static __noinline void cc_violate(struct roceval_scratch *s, struct roceval_counters *cnt,
+				  struct roceval_flow *f, enum roceval_rule r)
 {
 	bool counted = rule_set_meets(&s->rules, ~ROCEVAL_INFO_MASK0, ~ROCEVAL_INFO_MASK1);
 	struct roceval_flow_cold *cold;
@@ -178,7 +180,7 @@ static __always_inline void cc_key_set(struct cc_scratch *x, const __u8 *np, con
 }
 
 /* The scope in x->key, made with what x->fresh holds when it is new (then NULL: nothing to judge). */
-static __always_inline struct roceval_cc_scope *cc_scope(struct cc_scratch *x)
+static __noinline struct roceval_cc_scope *cc_scope(struct cc_scratch *x)
 {
 	struct roceval_cc_scope *e = bpf_map_lookup_elem(&cc_scopes, &x->key);
 

@@ -624,8 +624,12 @@ static int sweep_fire(void *map, __u32 *key, struct reorder_sweep *sw)
 	return 0;
 }
 
-/* A window opened: live, the sweep's timer armed if it is not. */
-static __always_inline void sweep_arm(void)
+/*
+ * A window opened: live, the sweep's timer armed if it is not.  This and
+ * slot_marked are one copy each, their lookups and timer calls sites the
+ * kernel patches at load once, not once for every caller.
+ */
+static __noinline void sweep_arm(void)
 {
 	__u32 zero = 0;
 	struct reorder_sweep *sw;
@@ -648,7 +652,7 @@ static __always_inline void sweep_arm(void)
  * lock: the waiter's own flag is set first, and the sweep reads that flag
  * before it lets a bit go.
  */
-static __always_inline void slot_marked(__u32 slot)
+static __noinline void slot_marked(__u32 slot)
 {
 	__u32 k = slot / 64;
 	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
