@@ -123,8 +123,12 @@ static __always_inline bool addr_eq(const __u8 *a, const __u8 *b)
 	return a0 == b0 && a1 == b1;
 }
 
-static __always_inline void cm_key_set(struct roceval_cm_key *k, const __u8 *addr, __u32 comm_id,
-				       __u8 ipv6)
+/*
+ * The keys' setters are one copy each, called: their byte-wise copies of an
+ * address were thousands of the instructions the verifier checks, once per
+ * caller and path.
+ */
+static __noinline void cm_key_set(struct roceval_cm_key *k, const __u8 *addr, __u32 comm_id, __u8 ipv6)
 {
 	__builtin_memcpy(k->addr, addr, 16);
 	k->comm_id = comm_id;
@@ -132,8 +136,7 @@ static __always_inline void cm_key_set(struct roceval_cm_key *k, const __u8 *add
 	k->pad[0] = k->pad[1] = k->pad[2] = 0;
 }
 
-static __always_inline void cm_end_key_set(struct roceval_cm_end_key *k, const __u8 *addr, __u32 qpn,
-					   __u8 ipv6)
+static __noinline void cm_end_key_set(struct roceval_cm_end_key *k, const __u8 *addr, __u32 qpn, __u8 ipv6)
 {
 	__builtin_memcpy(k->addr, addr, 16);
 	k->qpn = qpn;

@@ -85,9 +85,7 @@ struct {
 /* One lookup site (frame.bpf.h's counters_get). */
 static __noinline struct roceval_congestion *congestion_get(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&congestion, &zero);
+	return bpf_map_lookup_elem(&congestion, &map_zero);
 }
 
 /* Keys built in map memory: the deepest call chain leaves this function little stack. */
@@ -169,8 +167,8 @@ static __noinline void cc_violate(struct roceval_scratch *s, struct roceval_coun
 	__sync_fetch_and_add(&cold->rule[r], 1);
 }
 
-/* x->key: the scope from NP np to RP rp, for QP qpn or the IP pair. */
-static __always_inline void cc_key_set(struct cc_scratch *x, const __u8 *np, const __u8 *rp, __u32 qpn, __u8 ipv6)
+/* x->key: the scope from NP np to RP rp, for QP qpn or the IP pair (one copy: cm.bpf.h's cm_key_set). */
+static __noinline void cc_key_set(struct cc_scratch *x, const __u8 *np, const __u8 *rp, __u32 qpn, __u8 ipv6)
 {
 	__builtin_memcpy(x->key.np, np, 16);
 	__builtin_memcpy(x->key.rp, rp, 16);

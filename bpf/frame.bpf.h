@@ -213,25 +213,22 @@ struct {
  * in at load by copying the whole program (docs/performance.md); the common
  * path looks them up itself, where a call would cost.
  */
+/* The key of the one-entry maps, read-only map memory: the getters take no stack. */
+static const __u32 map_zero;
+
 static __noinline struct roceval_counters *counters_get(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&counters, &zero);
+	return bpf_map_lookup_elem(&counters, &map_zero);
 }
 
 static __noinline struct roceval_settings *settings_get(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&settings, &zero);
+	return bpf_map_lookup_elem(&settings, &map_zero);
 }
 
 static __noinline struct roceval_scratch *scratch_get(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&scratch, &zero);
+	return bpf_map_lookup_elem(&scratch, &map_zero);
 }
 
 /*

@@ -217,10 +217,9 @@ static __always_inline __u32 reorder_win(const struct roceval_settings *cfg)
  * entry points below are global functions taking scalars, so the verifier
  * checks each once rather than at every call in the frame's paths.  They
  * change the window under its lock, where no helper may run: what they
- * settle is tallied, and counted once the lock is let go.  reorder_ctx and
- * reorder_tally are one copy each, not one in every entry point: each
- * lookup they make is a site the kernel patches at load by copying the
- * whole program.
+ * settle is tallied, and counted once the lock is let go.  reorder_ctx is
+ * one copy, not one in every entry point: each lookup it makes is a site
+ * the kernel patches at load by copying the whole program.
  */
 struct reorder_ctx {
 	struct roceval_flow *f;
@@ -247,16 +246,30 @@ static __noinline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
 	return true;
 }
 
-/* Counts what the window settled, its lock let go. */
-static __noinline void reorder_tally(struct reorder_ctx *c)
+/*
+ * Counts what a window settled, its lock let go: rn is the requests settled
+ * reordered, by lo .. lo + n - 1 PSNs, as lo | n << 8.  Global: checked once,
+ * not for each entry point that calls it (the histogram's buckets made it
+ * 20k of the replay program's checked instructions as a static function);
+ * four arguments live across its calls, so it needs no stack of its own on
+ * the deepest call chain.
+ */
+__noinline int roceval_reorder_tally(__u32 slot, __u32 gaps, __u32 seqs, __u32 rn)
 {
+	struct roceval_flow *f = flow_at(slot);
 	struct roceval_counters *cnt = counters_get();
 
-	if (!cnt)
-		return;
-	flow_settled(cnt, c->f, RULE_PSN_GAP, c->gaps, true);
-	flow_settled(cnt, c->f, RULE_OPCODE_SEQUENCE, c->seqs, true);
-	reorder_count(cnt, c->f, c->reorder_lo, c->reorder_n);
+	if (!cnt || !f)
+		return 0;
+	flow_settled(cnt, f, RULE_PSN_GAP, gaps, true);
+	flow_settled(cnt, f, RULE_OPCODE_SEQUENCE, seqs, true);
+	reorder_count(cnt, f, rn & 0xFF, rn >> 8);
+	return 0;
+}
+
+static __always_inline void reorder_tally(__u32 slot, const struct reorder_ctx *c)
+{
+	roceval_reorder_tally(slot, c->gaps, c->seqs, c->reorder_lo | (__u32)c->reorder_n << 8);
 }
 
 static __always_inline struct bits window_missing(const struct roceval_flow_window *w)
@@ -425,7 +438,7 @@ __noinline int roceval_reorder_age(__u32 slot)
 	bpf_spin_lock(&c.w->lock);
 	window_age(&c);
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return 0;
 }
 
@@ -449,7 +462,7 @@ __noinline int roceval_reorder_settle_from(__u32 slot, __u32 from)
 	window_ages(&c);
 	window_close_if_empty(&c);
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return 0;
 }
 
@@ -469,7 +482,7 @@ __noinline int roceval_reorder_settle_all(__u32 slot)
 	window_settle(&c, ROCEVAL_REORDER_MAX);
 	c.w->young_top = ROCEVAL_WINDOW_ONE_AGE;
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return 0;
 }
 
@@ -566,7 +579,7 @@ __noinline int roceval_reorder_idle(__u32 slot, __u64 *word)
 	if (!open && !c.f->cc_wait && word)
 		__sync_fetch_and_and(word, ~(1ULL << (slot & 63)));
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return open;
 }
 
@@ -699,7 +712,7 @@ __noinline int roceval_reorder_ahead(__u32 slot, __u32 h, __u32 n, __u32 broken)
 	if (was_empty && word)
 		__sync_fetch_and_or(word, 1ULL << (slot & 63));
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	if (was_empty)
 		sweep_arm();
 	return 0;
@@ -797,7 +810,7 @@ __noinline int roceval_reorder_behind(__u32 slot, __u32 n, __u32 reliable)
 		window_close_if_empty(&c);
 	}
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return v;
 }
 
