@@ -55,8 +55,8 @@ __noinline int roceval_answer_hint(__u32 slot)
 {
 	__u32 zero = 0;
 	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_flow *f = flow_at(slot);
 	const struct frame_info *fi;
 
 	if (!x || !s || !f)
@@ -96,7 +96,7 @@ static __always_inline int answer_pair(const struct frame_info *fi, struct rocev
 
 	if (cm_active) {
 		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-		e = bpf_map_lookup_elem(&cm_ends, &x->end);
+		e = cm_end_get(&x->end);
 		by_cm = e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr);
 	}
 	if (!by_cm) {

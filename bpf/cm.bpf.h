@@ -59,6 +59,22 @@ struct {
 	__type(value, struct roceval_cm_end);
 } cm_ends SEC(".maps");
 
+/*
+ * Each of the two tables looked up at one site, whatever reaches it: the
+ * kernel patches every lookup site at load by copying the whole program
+ * (docs/performance.md), and a connection's tables are read off the data
+ * path, where a call costs nothing that counts.
+ */
+static __noinline struct roceval_conn *cm_conn_get(const struct roceval_cm_key *k)
+{
+	return bpf_map_lookup_elem(&cm_conns, k);
+}
+
+static __noinline struct roceval_cm_end *cm_end_get(const struct roceval_cm_end_key *k)
+{
+	return bpf_map_lookup_elem(&cm_ends, k);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, ROCEVAL_DEFAULT_FLOWS);
@@ -107,8 +123,12 @@ static __always_inline bool addr_eq(const __u8 *a, const __u8 *b)
 	return a0 == b0 && a1 == b1;
 }
 
-static __always_inline void cm_key_set(struct roceval_cm_key *k, const __u8 *addr, __u32 comm_id,
-				       __u8 ipv6)
+/*
+ * The keys' setters are one copy each, called: their byte-wise copies of an
+ * address were thousands of the instructions the verifier checks, once per
+ * caller and path.
+ */
+static __noinline void cm_key_set(struct roceval_cm_key *k, const __u8 *addr, __u32 comm_id, __u8 ipv6)
 {
 	__builtin_memcpy(k->addr, addr, 16);
 	k->comm_id = comm_id;
@@ -116,8 +136,7 @@ static __always_inline void cm_key_set(struct roceval_cm_key *k, const __u8 *add
 	k->pad[0] = k->pad[1] = k->pad[2] = 0;
 }
 
-static __always_inline void cm_end_key_set(struct roceval_cm_end_key *k, const __u8 *addr, __u32 qpn,
-					   __u8 ipv6)
+static __noinline void cm_end_key_set(struct roceval_cm_end_key *k, const __u8 *addr, __u32 qpn, __u8 ipv6)
 {
 	__builtin_memcpy(k->addr, addr, 16);
 	k->qpn = qpn;
@@ -142,12 +161,12 @@ static __always_inline struct roceval_conn *cm_find(struct cm_scratch *c, const 
 
 	*side = CM_SIDE_INI;
 	cm_key_set(&c->key, fi->saddr, local, fi->ipv6);
-	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
+	conn = cm_conn_get(&c->key);
 	if (conn)
 		return conn;
 	*side = CM_SIDE_RSP;
 	cm_key_set(&c->key, fi->daddr, remote, fi->ipv6);
-	return bpf_map_lookup_elem(&cm_conns, &c->key);
+	return cm_conn_get(&c->key);
 }
 
 /*
@@ -183,7 +202,7 @@ static __always_inline void cm_ends_sync(struct cm_scratch *c, const struct roce
 	struct roceval_cm_end *e;
 
 	cm_end_key_set(&c->end_key, conn->ini.addr, conn->ini.qpn, conn->ipv6);
-	e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
+	e = cm_end_get(&c->end_key);
 	if (e && e->conn.comm_id == conn->ini.comm_id) {
 		e->state = conn->state;
 		e->peer_qpn = conn->rsp.qpn;
@@ -192,7 +211,7 @@ static __always_inline void cm_ends_sync(struct cm_scratch *c, const struct roce
 	if (conn->state < CM_STATE_REP)
 		return;
 	cm_end_key_set(&c->end_key, conn->rsp.addr, conn->rsp.qpn, conn->ipv6);
-	e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
+	e = cm_end_get(&c->end_key);
 	if (e && e->conn.comm_id == conn->ini.comm_id) {
 		e->state = conn->state;
 		e->last_ns = now;
@@ -230,12 +249,12 @@ static __always_inline void cm_remove(struct cm_scratch *c, const struct roceval
 	bool rsp = conn->state >= CM_STATE_REP;
 
 	cm_end_key_set(&c->end_key, conn->ini.addr, conn->ini.qpn, conn->ipv6);
-	e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
+	e = cm_end_get(&c->end_key);
 	if (e && e->conn.comm_id == id)
 		bpf_map_delete_elem(&cm_ends, &c->end_key);
 	if (rsp) {
 		cm_end_key_set(&c->end_key, conn->rsp.addr, conn->rsp.qpn, conn->ipv6);
-		e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
+		e = cm_end_get(&c->end_key);
 		if (e && e->conn.comm_id == id)
 			bpf_map_delete_elem(&cm_ends, &c->end_key);
 	}
@@ -263,7 +282,7 @@ static __always_inline struct roceval_conn *cm_create(struct cm_scratch *c, stru
 		return 0;
 	if (seq >= cap) {
 		__builtin_memcpy(&c->old_key, slot_key, sizeof(c->old_key));
-		old = bpf_map_lookup_elem(&cm_conns, &c->old_key);
+		old = cm_conn_get(&c->old_key);
 		/* The same key may since have been closed and created again in a later slot. */
 		if (old && old->seq + cap == seq) {
 			bool open = old->state < CM_STATE_CLOSED;
@@ -280,7 +299,7 @@ static __always_inline struct roceval_conn *cm_create(struct cm_scratch *c, stru
 	__builtin_memcpy(slot_key, &c->key, sizeof(*slot_key));
 	c->conn_new.seq = seq;
 	bpf_map_update_elem(&cm_conns, &c->key, &c->conn_new, BPF_ANY);
-	return bpf_map_lookup_elem(&cm_conns, &c->key);
+	return cm_conn_get(&c->key);
 }
 
 static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch *s,
@@ -290,7 +309,7 @@ static __always_inline void cm_req(struct cm_scratch *c, struct roceval_scratch 
 	struct roceval_conn *conn, *n = &c->conn_new;
 
 	cm_key_set(&c->key, fi->saddr, local, fi->ipv6);
-	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
+	conn = cm_conn_get(&c->key);
 	if (conn && conn->state < CM_STATE_CLOSED) {
 		cm_repeat(s, cnt, conn, CM_ATTR_REQ, tid, CM_SIDE_INI);
 		return;
@@ -327,7 +346,7 @@ static __always_inline void cm_rep(struct cm_scratch *c, struct roceval_scratch 
 
 	/* Sent by the responder: the initiator is the destination. */
 	cm_key_set(&c->key, fi->daddr, remote, fi->ipv6);
-	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
+	conn = cm_conn_get(&c->key);
 	if (!conn) {
 		violate(s, cnt, RULE_CM_REP_UNKNOWN);
 		return;
@@ -352,7 +371,7 @@ static __always_inline void cm_rtu(struct cm_scratch *c, struct roceval_scratch 
 	struct roceval_conn *conn;
 
 	cm_key_set(&c->key, s->fi.saddr, local, s->fi.ipv6);
-	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
+	conn = cm_conn_get(&c->key);
 	if (!conn || conn->state < CM_STATE_REP) {
 		violate(s, cnt, RULE_CM_RTU_UNKNOWN);
 		return;
@@ -467,8 +486,8 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
 static __always_inline int cm_mad_body(void *ctx, bool tc, __u32 bth_off, __u32 payload)
 {
 	__u32 zero = 0;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
 	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
 
 	if (!ctx || !s || !cnt || !c)
@@ -500,11 +519,11 @@ static __always_inline bool cm_expired(struct cm_scratch *c, struct roceval_coun
 	struct roceval_conn *conn;
 
 	cm_end_key_set(&c->end_key, e->peer, e->peer_qpn, ipv6);
-	peer = bpf_map_lookup_elem(&cm_ends, &c->end_key);
+	peer = cm_end_get(&c->end_key);
 	if (peer && peer->conn.comm_id == e->conn.comm_id && (__s64)(now - peer->last_ns) <= (__s64)idle_ns)
 		return false;
 	__builtin_memcpy(&c->key, &e->conn, sizeof(c->key));
-	conn = bpf_map_lookup_elem(&cm_conns, &c->key);
+	conn = cm_conn_get(&c->key);
 	if (!conn)
 		return true;
 	conn->state = CM_STATE_EXPIRED;
@@ -521,8 +540,8 @@ static __always_inline bool cm_expired(struct cm_scratch *c, struct roceval_coun
 __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 {
 	__u32 zero = 0;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
 	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
 	const struct roce_op *op;
 	struct roceval_cm_end *e;
@@ -533,7 +552,7 @@ __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 		return pmtu;
 	fi = &s->fi;
 	cm_end_key_set(&c->end_key, fi->daddr, fi->dqpn, fi->ipv6);
-	e = bpf_map_lookup_elem(&cm_ends, &c->end_key);
+	e = cm_end_get(&c->end_key);
 	if (!e || e->state >= CM_STATE_CLOSED || !addr_eq(e->peer, fi->saddr))
 		return pmtu;
 	now = frame_time_ns();

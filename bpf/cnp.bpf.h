@@ -44,7 +44,7 @@ static __always_inline struct roceval_flow *cc_answered(struct roceval_scratch *
 	if (!f || !f->answered_window)
 		return 0;
 	slot = f->answered_slot;
-	r = bpf_map_lookup_elem(&flows, &slot);
+	r = flow_at(slot);
 	if (!r || r->key.ipv6 != fi->ipv6 || !addr_eq(r->key.saddr, fi->daddr) || !addr_eq(r->key.daddr, fi->saddr))
 		return 0;
 	return r;
@@ -66,7 +66,7 @@ static __always_inline struct roceval_flow *cc_requester(struct roceval_scratch 
 	*by_cm = false;
 	if (cm_active) {
 		cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-		e = bpf_map_lookup_elem(&cm_ends, &x->end);
+		e = cm_end_get(&x->end);
 		if (e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr)) {
 			__builtin_memcpy(x->req.saddr, fi->daddr, 16);
 			__builtin_memcpy(x->req.daddr, fi->saddr, 16);
@@ -93,7 +93,7 @@ static __always_inline __u32 cc_cm_sender(struct roceval_scratch *s, struct cc_s
 	if (!cm_active)
 		return ROCEVAL_CC_ANY_QP;
 	cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-	e = bpf_map_lookup_elem(&cm_ends, &x->end);
+	e = cm_end_get(&x->end);
 	return e && e->state < CM_STATE_CLOSED && addr_eq(e->peer, fi->saddr) ? e->peer_qpn : ROCEVAL_CC_ANY_QP;
 }
 
@@ -198,8 +198,7 @@ static __always_inline void cc_cnp(struct roceval_scratch *s, struct roceval_cou
 	r = cc_requester(s, x, f, &by_cm);
 	if (!r) {
 		if (cfg->cc_on & ROCEVAL_CC_REACTION) {
-			__u32 zero = 0;
-			struct roceval_congestion *c = bpf_map_lookup_elem(&congestion, &zero);
+			struct roceval_congestion *c = congestion_get();
 
 			if (c)
 				c->reaction_unpaired++;
@@ -264,10 +263,9 @@ static __always_inline int cc_wait_judge(const struct roceval_settings *cfg, str
  */
 __noinline int roceval_cc_idle(__u32 slot)
 {
-	__u32 zero = 0;
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_counters *cnt = counters_get();
+	struct roceval_settings *cfg = settings_get();
+	struct roceval_flow *f = flow_at(slot);
 	__u64 now = cc_clock();
 	int v;
 
@@ -337,9 +335,9 @@ static __always_inline void cc_ce(struct roceval_scratch *s, struct roceval_coun
 __noinline int roceval_congestion(__u32 frame_len)
 {
 	__u32 zero = 0;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
+	struct roceval_settings *cfg = settings_get();
 	struct cc_scratch *x = bpf_map_lookup_elem(&cc_scratch, &zero);
 	struct roceval_flow *last, *f;
 	__u32 slot;
@@ -356,7 +354,7 @@ __noinline int roceval_congestion(__u32 frame_len)
 	}
 	/* one byte of the flow flow_update() has just read: whether a window waits in a scope it is of */
 	slot = s->last_flow;
-	last = bpf_map_lookup_elem(&flows, &slot);
+	last = flow_at(slot);
 	if (last && last->cc_wait && (f = cc_flow_is(s, last)))
 		cc_wait_frame(s, cnt, cfg, f);
 	if (!s->fi.headers_ok)

@@ -82,6 +82,12 @@ struct {
 	__type(value, struct roceval_congestion);
 } congestion SEC(".maps");
 
+/* One lookup site (frame.bpf.h's counters_get). */
+static __noinline struct roceval_congestion *congestion_get(void)
+{
+	return bpf_map_lookup_elem(&congestion, &map_zero);
+}
+
 /* Keys built in map memory: the deepest call chain leaves this function little stack. */
 struct cc_scratch {
 	struct roceval_cc_key key;
@@ -135,15 +141,17 @@ static __always_inline struct roceval_flow *cc_flow(struct roceval_scratch *s)
 {
 	__u32 slot = s->last_flow;
 
-	return cc_flow_is(s, bpf_map_lookup_elem(&flows, &slot));
+	return cc_flow_is(s, flow_at(slot));
 }
 
 /*
  * A rule broken after flow_update() has counted the frame on its flow: it
  * goes on the flow's books here (flow_account's, for the rules before).
+ * This and cc_scope are one copy each: their lookups are sites the kernel
+ * patches at load once, not once for every rule and scope judged.
  */
-static __always_inline void cc_violate(struct roceval_scratch *s, struct roceval_counters *cnt,
-				       struct roceval_flow *f, enum roceval_rule r)
+static __noinline void cc_violate(struct roceval_scratch *s, struct roceval_counters *cnt,
+				  struct roceval_flow *f, enum roceval_rule r)
 {
 	bool counted = rule_set_meets(&s->rules, ~ROCEVAL_INFO_MASK0, ~ROCEVAL_INFO_MASK1);
 	struct roceval_flow_cold *cold;
@@ -159,8 +167,8 @@ static __always_inline void cc_violate(struct roceval_scratch *s, struct roceval
 	__sync_fetch_and_add(&cold->rule[r], 1);
 }
 
-/* x->key: the scope from NP np to RP rp, for QP qpn or the IP pair. */
-static __always_inline void cc_key_set(struct cc_scratch *x, const __u8 *np, const __u8 *rp, __u32 qpn, __u8 ipv6)
+/* x->key: the scope from NP np to RP rp, for QP qpn or the IP pair (one copy: cm.bpf.h's cm_key_set). */
+static __noinline void cc_key_set(struct cc_scratch *x, const __u8 *np, const __u8 *rp, __u32 qpn, __u8 ipv6)
 {
 	__builtin_memcpy(x->key.np, np, 16);
 	__builtin_memcpy(x->key.rp, rp, 16);
@@ -170,7 +178,7 @@ static __always_inline void cc_key_set(struct cc_scratch *x, const __u8 *np, con
 }
 
 /* The scope in x->key, made with what x->fresh holds when it is new (then NULL: nothing to judge). */
-static __always_inline struct roceval_cc_scope *cc_scope(struct cc_scratch *x)
+static __noinline struct roceval_cc_scope *cc_scope(struct cc_scratch *x)
 {
 	struct roceval_cc_scope *e = bpf_map_lookup_elem(&cc_scopes, &x->key);
 

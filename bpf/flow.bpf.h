@@ -497,7 +497,7 @@ static __always_inline void response_holes_set(struct roceval_flow *f, struct ro
  */
 __noinline int roceval_resp_holes_on(__u32 slot, __u32 d, __u32 recent, __u32 win)
 {
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_flow *f = flow_at(slot);
 	struct roceval_resp_holes *h = bpf_map_lookup_elem(&resp_holes, &slot);
 	struct bits m = {}, out = { ~recent & 0xFFFF, 0 };
 
@@ -542,10 +542,10 @@ static __always_inline bool response_hole_filled(struct roceval_flow *f, __u32 d
  */
 __noinline int roceval_resp_behind(__u32 slot, __u32 d)
 {
-	__u32 zero = 0, bit = 1u << ((d - 1) & (SPACE_RECENT_PSNS - 1));
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	__u32 bit = 1u << ((d - 1) & (SPACE_RECENT_PSNS - 1));
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
+	struct roceval_flow *f = flow_at(slot);
 
 	if (!s || !cnt || !f)
 		return 0;
@@ -636,7 +636,7 @@ static __always_inline void response_judge(struct roceval_scratch *s, struct roc
  */
 __noinline int roceval_flow_fresh(__u32 slot, __u32 fresh)
 {
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_flow *f = flow_at(slot);
 
 	if (!f)
 		return 0;

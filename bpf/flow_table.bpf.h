@@ -44,6 +44,12 @@ struct {
 	__type(value, struct roceval_flow_cold);
 } flow_cold SEC(".maps");
 
+/* A flow by its slot, off the frame's common path: one lookup site (frame.bpf.h's counters_get). */
+static __noinline struct roceval_flow *flow_at(__u32 slot)
+{
+	return bpf_map_lookup_elem(&flows, &slot);
+}
+
 static __always_inline struct roceval_flow_cold *flow_cold_of(const struct roceval_flow *f)
 {
 	__u32 slot = f->cold;
@@ -58,18 +64,23 @@ static __always_inline bool flow_key_equal(const struct roceval_flow_key *a, con
 	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]));
 }
 
+/*
+ * Loops, not unrolled: each unrolled way was a lookup site the kernel
+ * patches at load by copying the whole program (docs/performance.md), and
+ * only a frame off the last-flow cache comes here.
+ */
 static __always_inline struct roceval_flow *flow_find(const struct roceval_flow_key *k)
 {
 	struct roceval_flow_place p = roceval_flow_place(k, flow_seed, flow_set_count);
 
-#pragma unroll
-	for (int i = 0; i < 2; i++) {
-		__u32 si = p.set[i];
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < 2; i++) {
+		__u32 si = i ? p.set[1] : p.set[0];
 		struct roceval_flow_set *set = bpf_map_lookup_elem(&flow_sets, &si);
 
 		if (!set)
 			return 0;
-#pragma unroll
+#pragma clang loop unroll(disable)
 		for (__u32 w = 0; w < ROCEVAL_FLOW_WAYS; w++) {
 			__u32 slot = si * ROCEVAL_FLOW_WAYS + w;
 			struct roceval_flow *f;
@@ -86,10 +97,8 @@ static __always_inline struct roceval_flow *flow_find(const struct roceval_flow_
 
 /*
  * flow_find for what is off the frame's common path (an answer's request,
- * congestion): the slot of the flow keyed k, or -1.  Global: each inlined
- * flow_find is 18 map lookups the kernel patches in one by one, each patch
- * a copy of the whole program, and the copies were most of a replay's
- * start-up.
+ * congestion): the slot of the flow keyed k, or -1.  Global: the verifier
+ * walks flow_find's loops once, not at each caller.
  */
 __noinline int roceval_flow_slot(const struct roceval_flow_key *k)
 {
@@ -106,7 +115,7 @@ static __always_inline struct roceval_flow *flow_find_rare(const struct roceval_
 	int found = roceval_flow_slot(k);
 	__u32 slot = found;
 
-	return found < 0 ? 0 : bpf_map_lookup_elem(&flows, &slot);
+	return found < 0 ? 0 : flow_at(slot);
 }
 
 /*

@@ -208,6 +208,30 @@ struct {
 } scratch SEC(".maps");
 
 /*
+ * The frame's maps for what is off its common path: one lookup site each,
+ * however many functions reach them.  The kernel patches every lookup site
+ * in at load by copying the whole program (docs/performance.md); the common
+ * path looks them up itself, where a call would cost.
+ */
+/* The key of the one-entry maps, read-only map memory: the getters take no stack. */
+static const __u32 map_zero;
+
+static __noinline struct roceval_counters *counters_get(void)
+{
+	return bpf_map_lookup_elem(&counters, &map_zero);
+}
+
+static __noinline struct roceval_settings *settings_get(void)
+{
+	return bpf_map_lookup_elem(&settings, &map_zero);
+}
+
+static __noinline struct roceval_scratch *scratch_get(void)
+{
+	return bpf_map_lookup_elem(&scratch, &map_zero);
+}
+
+/*
  * Big-endian fields, each read as one load and a byte swap.  clang splits
  * a load it cannot prove aligned into single bytes, and a header field at
  * an offset that depends on the frame (a VLAN tag, the IHL) never is; the

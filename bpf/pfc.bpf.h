@@ -24,10 +24,9 @@ static __always_inline bool mac_control(const struct roceval_scratch *s)
 /* The MAC control frame whose first n bytes are in the scratch.  Global: verified once. */
 __noinline int roceval_mac_control(__u32 n)
 {
-	__u32 zero = 0;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	struct roceval_congestion *c = bpf_map_lookup_elem(&congestion, &zero);
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
+	struct roceval_congestion *c = congestion_get();
 	__u32 at;
 	__u16 vector;
 	const __u8 *p;

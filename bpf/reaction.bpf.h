@@ -56,8 +56,7 @@ static __always_inline struct roceval_cc_rate *cc_rate_of(struct cc_scratch *x, 
 /* The window after the CNP closed with `bytes` sent up to its end: one sample of after over before. */
 static __always_inline void cc_sample(struct roceval_cc_rate *r, __u32 bytes, __u64 window)
 {
-	__u32 zero = 0;
-	struct roceval_congestion *c = bpf_map_lookup_elem(&congestion, &zero);
+	struct roceval_congestion *c = congestion_get();
 	__u64 after = ((__u64)(bytes - r->cnp_bytes) << 10) / window;
 	__u64 ratio = after * ROCEVAL_REACTION_ONE / r->before, b = (ratio + 7) / 8;
 
@@ -95,8 +94,7 @@ static __always_inline void cc_follow(const struct roceval_settings *cfg, struct
 static __always_inline void cc_react(struct cc_scratch *x, const struct roceval_settings *cfg,
 				     struct roceval_flow *f)
 {
-	__u32 zero = 0;
-	struct roceval_congestion *c = bpf_map_lookup_elem(&congestion, &zero);
+	struct roceval_congestion *c = congestion_get();
 	__u64 window = (__u64)cfg->cnp_reaction * 1000, now = x->now, span;
 	__u32 bytes = (__u32)f->bytes, i;
 	struct roceval_cc_rate *r;

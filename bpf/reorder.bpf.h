@@ -26,6 +26,7 @@
 #include "clock.bpf.h"
 #include "flow_table.bpf.h"
 #include "frame.bpf.h"
+#include "tally.bpf.h"
 
 /* One slot a flow, at its cold slot; sized with the flow table by the loader. */
 struct {
@@ -164,46 +165,6 @@ static __always_inline __u32 bits_top(struct bits b)
 	return b.hi ? 64 + msb64(b.hi) : msb64(b.lo);
 }
 
-/*
- * n more of rule r for flow f, settled now for earlier frames: on the totals
- * and the flow's counters, as a violation of the flow when r is one.
- */
-static __always_inline void flow_settled(struct roceval_counters *cnt, struct roceval_flow *f, __u32 r, __u32 n,
-					 bool violation)
-{
-	struct roceval_flow_cold *cold;
-
-	if (!n || r >= RULE__COUNT)
-		return;
-	cnt->rule[r] += n;
-	cold = flow_cold_of(f);
-	if (!cold)
-		return;
-	__sync_fetch_and_add(&cold->rule[r], n);
-	if (violation)
-		__sync_fetch_and_add(&cold->violations, n);
-}
-
-/* n packets reordered by lo .. lo + n - 1 PSNs, one each, into the histogram. */
-static __always_inline void reorder_count(struct roceval_counters *cnt, struct roceval_flow *f, __u32 lo, __u32 n)
-{
-	__u32 hi = lo + n - 1;
-
-	if (!n || !lo || hi > ROCEVAL_REORDER_MAX)
-		return;
-	flow_settled(cnt, f, RULE_PSN_REORDER, n, false);
-	cnt->reorder_sum += (__u64)n * (lo + hi) / 2;
-#pragma unroll
-	for (__u32 b = 0; b < ROCEVAL_REORDER_BUCKETS; b++) {
-		__u32 from = b ? (1u << (b - 1)) + 1 : 1, to = 1u << b;
-
-		from = from > lo ? from : lo;
-		to = to < hi ? to : hi;
-		if (from <= to)
-			cnt->reorder[b] += to - from + 1;
-	}
-}
-
 /* reorder_window, within what the window holds; 0: strict. */
 static __always_inline __u32 reorder_win(const struct roceval_settings *cfg)
 {
@@ -215,7 +176,9 @@ static __always_inline __u32 reorder_win(const struct roceval_settings *cfg)
  * entry points below are global functions taking scalars, so the verifier
  * checks each once rather than at every call in the frame's paths.  They
  * change the window under its lock, where no helper may run: what they
- * settle is tallied, and counted once the lock is let go.
+ * settle is tallied, and counted once the lock is let go.  reorder_ctx is
+ * one copy, not one in every entry point: each lookup it makes is a site
+ * the kernel patches at load by copying the whole program.
  */
 struct reorder_ctx {
 	struct roceval_flow *f;
@@ -227,12 +190,11 @@ struct reorder_ctx {
 	__u8 reorder_lo, reorder_n; /* requests settled reordered, by lo .. lo + n - 1 PSNs */
 };
 
-static __always_inline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
+static __noinline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
 {
-	__u32 zero = 0;
-	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	const struct roceval_settings *cfg = settings_get();
 
-	c->f = bpf_map_lookup_elem(&flows, &slot);
+	c->f = flow_at(slot);
 	c->w = bpf_map_lookup_elem(&flow_window, &slot);
 	if (!cfg || !c->f || !c->w)
 		return false;
@@ -243,17 +205,10 @@ static __always_inline bool reorder_ctx(__u32 slot, struct reorder_ctx *c)
 	return true;
 }
 
-/* Counts what the window settled, its lock let go. */
-static __always_inline void reorder_tally(struct reorder_ctx *c)
+/* What c settled, counted (tally.bpf.h). */
+static __always_inline void reorder_tally(__u32 slot, const struct reorder_ctx *c)
 {
-	__u32 zero = 0;
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-
-	if (!cnt)
-		return;
-	flow_settled(cnt, c->f, RULE_PSN_GAP, c->gaps, true);
-	flow_settled(cnt, c->f, RULE_OPCODE_SEQUENCE, c->seqs, true);
-	reorder_count(cnt, c->f, c->reorder_lo, c->reorder_n);
+	roceval_reorder_tally(slot, c->gaps, c->seqs, c->reorder_lo | (__u32)c->reorder_n << 8);
 }
 
 static __always_inline struct bits window_missing(const struct roceval_flow_window *w)
@@ -422,7 +377,7 @@ __noinline int roceval_reorder_age(__u32 slot)
 	bpf_spin_lock(&c.w->lock);
 	window_age(&c);
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return 0;
 }
 
@@ -446,7 +401,7 @@ __noinline int roceval_reorder_settle_from(__u32 slot, __u32 from)
 	window_ages(&c);
 	window_close_if_empty(&c);
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return 0;
 }
 
@@ -466,7 +421,7 @@ __noinline int roceval_reorder_settle_all(__u32 slot)
 	window_settle(&c, ROCEVAL_REORDER_MAX);
 	c.w->young_top = ROCEVAL_WINDOW_ONE_AGE;
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return 0;
 }
 
@@ -563,7 +518,7 @@ __noinline int roceval_reorder_idle(__u32 slot, __u64 *word)
 	if (!open && !c.f->cc_wait && word)
 		__sync_fetch_and_and(word, ~(1ULL << (slot & 63)));
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return open;
 }
 
@@ -621,8 +576,12 @@ static int sweep_fire(void *map, __u32 *key, struct reorder_sweep *sw)
 	return 0;
 }
 
-/* A window opened: live, the sweep's timer armed if it is not. */
-static __always_inline void sweep_arm(void)
+/*
+ * A window opened: live, the sweep's timer armed if it is not.  This and
+ * slot_marked are one copy each, their lookups and timer calls sites the
+ * kernel patches at load once, not once for every caller.
+ */
+static __noinline void sweep_arm(void)
 {
 	__u32 zero = 0;
 	struct reorder_sweep *sw;
@@ -645,7 +604,7 @@ static __always_inline void sweep_arm(void)
  * lock: the waiter's own flag is set first, and the sweep reads that flag
  * before it lets a bit go.
  */
-static __always_inline void slot_marked(__u32 slot)
+static __noinline void slot_marked(__u32 slot)
 {
 	__u32 k = slot / 64;
 	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
@@ -692,7 +651,7 @@ __noinline int roceval_reorder_ahead(__u32 slot, __u32 h, __u32 n, __u32 broken)
 	if (was_empty && word)
 		__sync_fetch_and_or(word, 1ULL << (slot & 63));
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	if (was_empty)
 		sweep_arm();
 	return 0;
@@ -764,8 +723,8 @@ static __always_inline int window_fills_goback(struct reorder_ctx *c, struct roc
  */
 __noinline int roceval_reorder_behind(__u32 slot, __u32 n, __u32 reliable)
 {
-	__u32 zero = 0, psn, i;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 psn, i;
+	struct roceval_scratch *s = scratch_get();
 	struct reorder_ctx c;
 	int v = 0;
 
@@ -790,7 +749,7 @@ __noinline int roceval_reorder_behind(__u32 slot, __u32 n, __u32 reliable)
 		window_close_if_empty(&c);
 	}
 	bpf_spin_unlock(&c.w->lock);
-	reorder_tally(&c);
+	reorder_tally(slot, &c);
 	return v;
 }
 

@@ -163,9 +163,8 @@ static __always_inline __u32 retx_go_back_awaited(const struct roceval_flow *f)
  */
 __noinline int roceval_go_back_skipped(__u32 slot)
 {
-	__u32 zero = 0;
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_counters *cnt = counters_get();
+	struct roceval_flow *f = flow_at(slot);
 
 	if (!cnt || !f || !retx_go_back_awaited(f))
 		return 0;
@@ -181,10 +180,10 @@ __noinline int roceval_go_back_skipped(__u32 slot)
  */
 __noinline int roceval_go_back_resent(__u32 slot, __u32 psn)
 {
-	__u32 zero = 0, from, d, past;
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	__u32 from, d, past;
+	struct roceval_counters *cnt = counters_get();
+	const struct roceval_settings *cfg = settings_get();
+	struct roceval_flow *f = flow_at(slot);
 
 	if (!cnt || !cfg || !f)
 		return 0;
@@ -258,7 +257,7 @@ static __always_inline void retx_timeout_early(struct roceval_scratch *s, struct
 	if (!x)
 		return;
 	cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
-	e = bpf_map_lookup_elem(&cm_ends, &x->end);
+	e = cm_end_get(&x->end);
 	if (!e || e->state >= CM_STATE_CLOSED || e->initiator || !e->ack_timeout || !addr_eq(e->peer, fi->saddr))
 		return;
 	waited = (__u64)(s->now_t - held->sent_t) << ROCEVAL_LAT_TIME_SHIFT;
@@ -367,11 +366,10 @@ static __always_inline void retx_episode(struct roceval_scratch *s, struct rocev
  */
 __noinline int roceval_retx_resent(__u32 slot)
 {
-	__u32 zero = 0;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot);
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
+	const struct roceval_settings *cfg = settings_get();
+	struct roceval_flow *f = flow_at(slot);
 	struct roceval_retx_slot *held;
 	struct frame_info *fi;
 	__u32 win;
