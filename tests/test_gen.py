@@ -121,6 +121,7 @@ def test_each_fault_is_counted_exactly(tmp_path, opt, key, rule):
     # messages under the PMTU: no FIRST or MIDDLE ever shows it
     ("drop", ("--traffic", "read,send", "--max-size", "512")),
 ], ids=["duplicate", "drop"])
+@pytest.mark.long
 def test_prediction_holds_whether_replay_is_told_the_pmtu_or_learns_it(tmp_path, opt, args):
     # A READ's PSN count needs the PMTU: until the flow has shown it (a FIRST or MIDDLE
     # packet), replay without --pmtu cannot tell a repeated READ from the next request,
