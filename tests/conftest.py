@@ -9,7 +9,8 @@ fixture), so two tests never meet.  A test that cannot share says so:
   @pytest.mark.alone                nothing else runs meanwhile, in this suite or another on the
                                     host (the test takes the host's bpffs away, or must see every
                                     namespace on the host).
-  @pytest.mark.long                 a test of a minute or more: started early, so that the run
+  @pytest.mark.long(MINUTES)        a test (or group) of a minute or more, MINUTES (default 1) a
+                                    rough guess: started early, the longest first, so that the run
                                     does not end waiting on it.
 The `alone` tests run first: met later, each would wait for every test running beside it to end
 (a long one among them) while the other processes, held back, did nothing.
@@ -44,7 +45,7 @@ HOST_LOCK_HELD = "ROCEVAL_TEST_HOST_LOCK_HELD"
 def pytest_configure(config):
     config.addinivalue_line("markers", "alone: runs with no other test running on the host")
     config.addinivalue_line("markers", "xdist_group(name): runs in one process after the group's others")
-    config.addinivalue_line("markers", "long: takes a minute or more; started before the others")
+    config.addinivalue_line("markers", "long(minutes): takes a minute or more; started before the others")
 
 
 @contextlib.contextmanager
@@ -322,7 +323,13 @@ def pytest_collection_modifyitems(config, items):
     namespace's veth) are deselected, and said so."""
     import roce
 
-    items.sort(key=lambda i: 0 if i.get_closest_marker("alone") else 1 if i.get_closest_marker("long") else 2)
+    def rank(item):
+        if item.get_closest_marker("alone"):
+            return 0, 0
+        long = item.get_closest_marker("long")
+        return (1, -(long.args[0] if long.args else 1)) if long else (2, 0)
+
+    items.sort(key=rank)
     if not roce.WRAPS:
         return
     live = [i for i in items if "netns" in getattr(i, "fixturenames", ())]

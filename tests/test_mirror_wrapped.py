@@ -25,7 +25,7 @@ SUITES = ("test_rules.py", "test_retx.py", "test_reorder.py", "test_crc.py", "te
           "test_cooked.py", "test_congestion.py", "test_pfc.py")
 
 
-@pytest.mark.long
+@pytest.mark.long(3)
 @pytest.mark.parametrize("suite", SUITES)
 def test_suite_judges_wrapped_frames_as_bare(suite):
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE",
