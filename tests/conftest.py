@@ -269,6 +269,19 @@ def replay_json(pcap, *opts):
     return json.loads(res.stdout)
 
 
+def replay_files(paths, *opts):
+    """replay_json() of each capture of paths, the lot in one run of roceval (each file judged as
+    alone: test_replay_files.py holds replay to that), so the program is verified once."""
+    import roce
+
+    if roce.WRAPS or len(paths) < 2:
+        return [replay_json(p, *opts) for p in paths]
+    lines = run("replay", "--json", *opts, *paths, check=True).stdout.splitlines()
+    results = [json.loads(line) for line in lines]
+    assert [r.pop("file") for r in results] == [str(p) for p in paths]
+    return results
+
+
 def replay_batch(directory, cases):
     """replay --json of many captures, one run of roceval per set of options: the kernel then
     verifies the program once for them all, which is most of what a small capture costs.  cases
