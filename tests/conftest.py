@@ -9,6 +9,11 @@ fixture), so two tests never meet.  A test that cannot share says so:
   @pytest.mark.alone                nothing else runs meanwhile, in this suite or another on the
                                     host (the test takes the host's bpffs away, or must see every
                                     namespace on the host).
+  @pytest.mark.long(MINUTES)        a test (or group) of a minute or more, MINUTES (default 1) a
+                                    rough guess: started early, the longest first, so that the run
+                                    does not end waiting on it.
+The `alone` tests run first: met later, each would wait for every test running beside it to end
+(a long one among them) while the other processes, held back, did nothing.
 """
 import contextlib
 import fcntl
@@ -40,6 +45,7 @@ HOST_LOCK_HELD = "ROCEVAL_TEST_HOST_LOCK_HELD"
 def pytest_configure(config):
     config.addinivalue_line("markers", "alone: runs with no other test running on the host")
     config.addinivalue_line("markers", "xdist_group(name): runs in one process after the group's others")
+    config.addinivalue_line("markers", "long(minutes): takes a minute or more; started before the others")
 
 
 @contextlib.contextmanager
@@ -263,6 +269,19 @@ def replay_json(pcap, *opts):
     return json.loads(res.stdout)
 
 
+def replay_files(paths, *opts):
+    """replay_json() of each capture of paths, the lot in one run of roceval (each file judged as
+    alone: test_replay_files.py holds replay to that), so the program is verified once."""
+    import roce
+
+    if roce.WRAPS or len(paths) < 2:
+        return [replay_json(p, *opts) for p in paths]
+    lines = run("replay", "--json", *opts, *paths, check=True).stdout.splitlines()
+    results = [json.loads(line) for line in lines]
+    assert [r.pop("file") for r in results] == [str(p) for p in paths]
+    return results
+
+
 def replay_batch(directory, cases):
     """replay --json of many captures, one run of roceval per set of options: the kernel then
     verifies the program once for them all, which is most of what a small capture costs.  cases
@@ -279,7 +298,10 @@ def replay_batch(directory, cases):
     out = {}
     for opts, members in groups.items():
         files = [f for _, path, copies in members for f in (path, *(c[0] for _, _, c in copies))]
-        lines = run("replay", "--json", *opts, *files, check=True).stdout.splitlines()
+        # a file costs the run some 20 ms of resetting the program's maps, more on a loaded
+        # machine: thousands of them (test_rules.py's, wrapped) outlast a fixed bound
+        lines = run("replay", "--json", *opts, *files, check=True,
+                    timeout=120 + len(files) // 10).stdout.splitlines()
         assert len(lines) == len(files), lines
         results = [json.loads(line) for line in lines]
         if len(files) > 1:  # one file alone is not named
@@ -308,10 +330,19 @@ def nonzero_rules(result):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Judged wrapped in mirrors (ROCEVAL_TEST_ENCAP), only what replays captures runs: a live
-    attachment's tests (a namespace's veth) are deselected, and said so."""
+    """The `alone` tests first, then the `long` ones, then the rest, each in the order collected
+    (every process of a run sorts alike: their collections must agree).  Judged wrapped in
+    mirrors (ROCEVAL_TEST_ENCAP), only what replays captures runs: a live attachment's tests (a
+    namespace's veth) are deselected, and said so."""
     import roce
 
+    def rank(item):
+        if item.get_closest_marker("alone"):
+            return 0, 0
+        long = item.get_closest_marker("long")
+        return (1, -(long.args[0] if long.args else 1)) if long else (2, 0)
+
+    items.sort(key=rank)
     if not roce.WRAPS:
         return
     live = [i for i in items if "netns" in getattr(i, "fixturenames", ())]

@@ -2,6 +2,8 @@
 """Per-queue-pair sequence rules, judged across the frames of one capture."""
 import random
 
+import pytest
+
 import roce
 from conftest import nonzero_rules, real_capture, replay, replay_json
 
@@ -190,6 +192,7 @@ def test_table_smaller_than_the_flows(tmp_path):
     assert r["frames"] == r["icrc_ok"] == 20
 
 
+@pytest.mark.long
 def test_a_table_holds_the_flows_it_is_sized_for(tmp_path):
     # 3000 flows with scattered keys in a table sized for 3000: with two choices of set none is
     # crowded out (with one, about 3% would be: sets of 8 filled 2/3 on average overflow)

@@ -14,6 +14,9 @@ import roce
 from conftest import ROCEVAL, ROOT, run
 from roce import RAW, SLL2, cooked, raw_ip
 
+# bounded by time, each a good part of a minute
+pytestmark = pytest.mark.long
+
 FUZZ_DIR = Path(os.environ.get("ROCEVAL_FUZZ_DIR", ROCEVAL.parent if ROCEVAL.parent != ROOT
                                else ROOT / ".output"))
 DATAPATH_SECONDS = int(os.environ.get("ROCEVAL_FUZZ_SECONDS", "60"))

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import PIN_ROOT, ROCEVAL, ROOT, nonzero_rules, replay_json, run
+from conftest import PIN_ROOT, ROCEVAL, ROOT, nonzero_rules, replay_files, replay_json, run
 import roce
 
 logging.getLogger("scapy.runtime").setLevel(logging.ERROR)
@@ -125,11 +125,13 @@ def test_prediction_holds_whether_replay_is_told_the_pmtu_or_learns_it(tmp_path,
     # A READ's PSN count needs the PMTU: until the flow has shown it (a FIRST or MIDDLE
     # packet), replay without --pmtu cannot tell a repeated READ from the next request,
     # nor see a loss right after a READ.  Seed 3 duplicates such a READ.
-    for seed in range(1, 9):
-        path, s = gen(tmp_path, "--seed", str(seed), "--count", "2000", f"--{opt}", "5%", *args)
-        assert s["injected"][opt] > 0
-        assert_agrees(s, replay_json(path))
-        assert_agrees(s, replay_json(path, "--pmtu", "1024"))
+    made = [gen(tmp_path, "--seed", str(seed), "--count", "2000", f"--{opt}", "5%", *args, name=f"{seed}.pcap")
+            for seed in range(1, 9)]
+    assert all(s["injected"][opt] > 0 for _, s in made)
+    paths = [path for path, _ in made]
+    for opts in ((), ("--pmtu", "1024")):
+        for (_, s), r in zip(made, replay_files(paths, *opts), strict=True):
+            assert_agrees(s, r)
 
 
 @pytest.mark.parametrize("depth", ["", ":1", ":6", ":127"])

@@ -17,7 +17,8 @@ import pytest
 from conftest import ROCEVAL, ROOT, pin_dir, run
 
 # make writes the tree's build directory (make deb its .output/deb): one make at a time
-pytestmark = pytest.mark.xdist_group("make")
+# (the group takes minutes: started early)
+pytestmark = [pytest.mark.xdist_group("make"), pytest.mark.long(2)]
 
 
 def version():

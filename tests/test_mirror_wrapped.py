@@ -18,12 +18,14 @@ import encap
 import roce
 from conftest import ROOT, replay_json
 
-# the suites whose verdicts come from replay_json() (conftest), directly or through replay()
-SUITES = ("test_rules.py", "test_truth.py", "test_icrc.py", "test_reorder.py", "test_retx.py",
-          "test_flows.py", "test_latency.py", "test_cm.py", "test_congestion.py", "test_pfc.py",
-          "test_crc.py", "test_cooked.py", "test_gen_congestion.py")
+# the suites whose verdicts come from replay_json() (conftest), directly or through replay(),
+# the longest first: each is a run of its own, which the others should not wait on at the end
+SUITES = ("test_rules.py", "test_retx.py", "test_reorder.py", "test_crc.py", "test_cm.py",
+          "test_icrc.py", "test_latency.py", "test_truth.py", "test_flows.py", "test_gen_congestion.py",
+          "test_cooked.py", "test_congestion.py", "test_pfc.py")
 
 
+@pytest.mark.long(3)
 @pytest.mark.parametrize("suite", SUITES)
 def test_suite_judges_wrapped_frames_as_bare(suite):
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE",
