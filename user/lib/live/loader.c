@@ -115,6 +115,7 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 {
 	__u32 conns, sets = flow_table_size(&conns);
 
+	pr_info("flow table: %u sets of %u slots, %u connections", sets, ROCEVAL_FLOW_WAYS, conns);
 	bpf_map__set_max_entries(skel->maps.flows, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.flow_cold, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.flow_window, sets * ROCEVAL_FLOW_WAYS);
