@@ -482,7 +482,10 @@ static const struct cmd_opt replay_opts[] = {
 		  "8 slots, 1.5 slots a flow; a new flow whose two sets are\n"
 		  "full evicts the oldest of one, counted in flow_evicted;\n"
 		  "the RDMA CM connection table holds N connections (oldest\n"
-		  "open ones evicted are counted in conn_evicted)" },
+		  "open ones evicted are counted in conn_evicted).  Without it,\n"
+		  "files of at most 4096 frames by their size (16 bytes a\n"
+		  "frame) get a power of two of sets with 16 slots a frame:\n"
+		  "the largest file's frames, or with --join all of theirs" },
 	CMD_OPTS_OFFLINE_SETTINGS,
 	CMD_OPT_END,
 };
