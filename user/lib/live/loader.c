@@ -52,7 +52,9 @@ void roceval_set_frame_bound(__u64 frames)
  * time (at most 128, LOCAL_FREE_TARGET) and evicts once the shared list
  * cannot refill one: room for the entries, a batch held by each CPU and
  * one more, and it never evicts, as the full-size table does not either
- * for so few entries.
+ * for so few entries.  Files judged each alone start from emptied tables,
+ * and the entries freed go back to the shared list but for a batch a CPU
+ * at most: the bound is one file's frames.
  */
 #define LRU_BATCH 128
 
@@ -82,8 +84,8 @@ static __u32 hash_size(__u32 full, bool lru)
  * sets than flow_entries' table: creating and resetting the full one cost
  * more than judging a small capture.  A flow's two sets depend on how many
  * there are, so a smaller table could evict where the full one would not:
- * at most 1/16 of its slots taken, no set fills but with a probability far
- * below the full table's at its own load (docs/replay.md).
+ * at most 1/16 of its slots taken, the chance is under 2.5e-5 a capture
+ * (docs/replay.md), and flow_evicted would say so.
  */
 #define FLOW_SLOTS_PER_FRAME 16
 #define FLOW_SETS_MIN 4
