@@ -4,6 +4,7 @@
 import json
 import os
 import re
+import resource
 import struct
 import subprocess
 
@@ -129,6 +130,81 @@ def test_sixty_files_cost_about_one(sixty, cnp_capture, record_property):
     many = best_of(2, "replay", "--json", *sixty)
     record_property("figures", f"replay: one file {one:.3f} s, sixty files {many:.3f} s of CPU: {many / one:.2f}x")
     assert many < 6 * one, (one, many)
+
+
+def cpu_of(*args):
+    """CPU seconds of one run: on a loaded machine steadier than its wall time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run(*args, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def test_sixty_files_cpu_a_few_times_one(tmp_path, record_property):
+    """Between files the reset costs what a file used, and the tables are sized for the largest
+    file's frames: sixty ten-frame files take a few times one file's CPU, not sixty (about 1.7x;
+    8x when every file reset the full-size tables)."""
+    files = [gen(tmp_path / f"c{i}.pcap", "-c", "10", "--seed", str(i)) for i in range(60)]
+    one = min(cpu_of("replay", "--json", files[0]) for _ in range(3))
+    many = min(cpu_of("replay", "--json", *files) for _ in range(2))
+    record_property("figures", f"replay CPU: one file {one:.3f} s, sixty files {many:.3f} s: {many / one:.2f}x")
+    assert many < 4 * one, (one, many)
+
+
+def sets_for(frames):
+    """The flow table's sets for a replay of at most `frames` frames, when smaller than the full
+    table's: a power of two, at least 4, 16 slots a frame."""
+    sets = 4
+    while sets * 8 < frames * 16:
+        sets *= 2
+    return sets
+
+
+def flow_table(*args, stdin=None):
+    """(sets, connections) of the flow table a replay loads, as -v names them."""
+    res = subprocess.run([str(ROCEVAL), "-v", "replay", *map(str, args)], stdin=stdin, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    m = re.search(r"flow table: (\d+) sets of 8 slots, (\d+) connections", res.stderr)
+    assert m, res.stderr
+    return int(m[1]), int(m[2])
+
+
+def test_flow_table_sized_for_the_largest_file(tmp_path):
+    """Files judged each alone start from empty tables: the flow table is sized for the largest
+    file's frames (a pcap record takes 16 bytes at least); --join's one capture for all of
+    theirs; --flows is honoured as given; standard input and a file of more frames than 4096
+    get the full size (65536 flows: 12288 sets)."""
+    small = gen(tmp_path / "small.pcap", "-c", "10", "-s", "1", "--max-size", "64")
+    larger = gen(tmp_path / "larger.pcap", "-c", "100", "-s", "2", "--max-size", "64")
+    bound = {p: p.stat().st_size // 16 for p in (small, larger)}
+    assert bound[small] < bound[larger] <= 4096
+    assert flow_table(small, larger) == flow_table(larger, small) == (sets_for(bound[larger]), bound[larger])
+    both = bound[small] + bound[larger]
+    assert flow_table("--join", small, larger) == (sets_for(both), both)
+    assert flow_table("--flows", "100", small) == (19, 100)
+    with open(small, "rb") as stdin:
+        assert flow_table("-", stdin=stdin) == (12288, 65536)
+    big = gen(tmp_path / "big.pcap", "-c", "2000", "-s", "3")
+    assert big.stat().st_size // 16 > 4096
+    assert flow_table(small, big) == (12288, 65536)
+
+
+SMALL_MANY = ("--max-size", "64", "-f", "mixed", "--pmtu", "512", "--nak-wrong-psn", "2%", "--corrupt-icrc", "1%",
+              "--cnp-burst", "3%", "--ce-unanswered", "3%", "--pfc", "2%")
+
+
+@pytest.mark.parametrize("traffic", [("-c", "120", "--qps", "30", "--cm", "--reconnect"),
+                                     ("-c", "500", "--qps", "150", "--reorder", "5%", "--duplicate", "2%",
+                                      "--drop", "2%")], ids=["cm", "qps150"])
+def test_small_flow_table_judges_as_full_size(tmp_path, traffic):
+    """A small file of many flows judged in the flow table sized for it and in the full-size one
+    (--flows 65536): the same verdicts, every flow listed the same."""
+    path = gen(tmp_path / "many.pcap", "-s", "43", *SMALL_MANY, *traffic)
+    assert path.stat().st_size // 16 <= 4096
+    sized = alone(path, *CC, "--top", "100000")
+    assert len(sized["flows"]) > 50 and sized["rules"]["flow_evicted"] == 0 and sized["rules"]["cnp"] > 0
+    assert sized == alone(path, *CC, "--top", "100000", "--flows", "65536")
 
 
 @pytest.mark.parametrize("opts", [(), ("--set", "icrc_sample=3"), ("--flows", "16"), CC],

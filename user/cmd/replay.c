@@ -49,7 +49,7 @@ struct replay_opts {
 	struct roceval_settings *cfg;
 	bool json, join;
 	int fail_on; /* the lowest severity that fails the run (exit 3), or -1 */
-	__u32 top, flow_entries;
+	__u32 top, flow_entries; /* flow_entries: 0 unless --flows */
 	char ports[64]; /* every --port so far: the ports setting takes the list */
 };
 
@@ -359,7 +359,8 @@ static int ready(struct replay_run *run)
 		return run->o->join ? 0 : replay_reset(run->r);
 	if (require_caps(false))
 		return -EPERM;
-	roceval_set_flow_entries(run->o->flow_entries);
+	if (run->o->flow_entries)
+		roceval_set_flow_entries(run->o->flow_entries);
 	run->r = replay_new(run->o->cfg);
 	return run->r ? 0 : -EIO;
 }
@@ -409,7 +410,7 @@ static int run_files(struct replay_run *run, char **files, int n)
 {
 	int err = 0;
 
-	roceval_set_frame_bound(replay_frame_bound(files, n));
+	roceval_set_frame_bound(replay_frame_bound(files, n, run->o->join));
 	for (int i = 0; i < n && !err; i++)
 		err = one_file(run, files[i]);
 	if (!err && run->o->join && run->r) {
@@ -426,7 +427,7 @@ static int run_files(struct replay_run *run, char **files, int n)
 static int do_replay(int argc, char **argv)
 {
 	struct roceval_settings cfg;
-	struct replay_opts o = { .cfg = &cfg, .top = 20, .flow_entries = ROCEVAL_DEFAULT_FLOWS, .fail_on = -1 };
+	struct replay_opts o = { .cfg = &cfg, .top = 20, .fail_on = -1 };
 	struct replay_run run = { .o = &o };
 	int err;
 
@@ -481,7 +482,10 @@ static const struct cmd_opt replay_opts[] = {
 		  "8 slots, 1.5 slots a flow; a new flow whose two sets are\n"
 		  "full evicts the oldest of one, counted in flow_evicted;\n"
 		  "the RDMA CM connection table holds N connections (oldest\n"
-		  "open ones evicted are counted in conn_evicted)" },
+		  "open ones evicted are counted in conn_evicted).  Without it,\n"
+		  "files of at most 4096 frames by their size (16 bytes a\n"
+		  "frame) get a power of two of sets with 16 slots a frame:\n"
+		  "the largest file's frames, or with --join all of theirs" },
 	CMD_OPTS_OFFLINE_SETTINGS,
 	CMD_OPT_END,
 };

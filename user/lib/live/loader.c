@@ -20,10 +20,13 @@
  * least two flows, so it bounds the RDMA CM connection table too.
  */
 static __u32 flow_entries = ROCEVAL_DEFAULT_FLOWS;
+/* flow_entries was asked for (--flows, flows=N): honoured as it is, whatever the frame bound */
+static bool flows_asked;
 
 void roceval_set_flow_entries(__u32 entries)
 {
 	flow_entries = entries;
+	flows_asked = true;
 }
 
 bool parse_flow_entries(const char *s, __u32 *out)
@@ -49,7 +52,9 @@ void roceval_set_frame_bound(__u64 frames)
  * time (at most 128, LOCAL_FREE_TARGET) and evicts once the shared list
  * cannot refill one: room for the entries, a batch held by each CPU and
  * one more, and it never evicts, as the full-size table does not either
- * for so few entries.
+ * for so few entries.  Files judged each alone start from emptied tables,
+ * and the entries freed go back to the shared list but for a batch a CPU
+ * at most: the bound is one file's frames.
  */
 #define LRU_BATCH 128
 
@@ -73,14 +78,46 @@ static __u32 hash_size(__u32 full, bool lru)
 }
 
 /*
+ * A frame creates one flow and one connection at most.  Where the frames
+ * are bounded and no size was asked for, the flow table takes a power of
+ * two of sets with FLOW_SLOTS_PER_FRAME slots a frame, when that is fewer
+ * sets than flow_entries' table: creating and resetting the full one cost
+ * more than judging a small capture.  A flow's two sets depend on how many
+ * there are, so a smaller table could evict where the full one would not:
+ * at most 1/16 of its slots taken, the chance is under 2.5e-5 a capture
+ * (docs/replay.md), and flow_evicted would say so.
+ */
+#define FLOW_SLOTS_PER_FRAME 16
+#define FLOW_SETS_MIN 4
+
+/* The flow table's sets, and the connections the connection ring holds. */
+static __u32 flow_table_size(__u32 *conns)
+{
+	__u32 full = roceval_flow_sets(flow_entries);
+	__u64 sets = FLOW_SETS_MIN;
+
+	*conns = flow_entries;
+	if (flows_asked || !frame_bound)
+		return full;
+	while (sets * ROCEVAL_FLOW_WAYS < frame_bound * FLOW_SLOTS_PER_FRAME)
+		sets *= 2;
+	if (sets >= full)
+		return full;
+	if (frame_bound < *conns)
+		*conns = frame_bound;
+	return sets;
+}
+
+/*
  * The flow table and its cold part have a slot per set and way; the tables
  * sized with it (connections, hints) an entry per flow.  The program reads
  * the sizes from rodata.
  */
 static int size_tables(struct roceval_bpf *skel, bool live)
 {
-	__u32 sets = roceval_flow_sets(flow_entries);
+	__u32 conns, sets = flow_table_size(&conns);
 
+	pr_info("flow table: %u sets of %u slots, %u connections", sets, ROCEVAL_FLOW_WAYS, conns);
 	bpf_map__set_max_entries(skel->maps.flows, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.flow_cold, sets * ROCEVAL_FLOW_WAYS);
 	bpf_map__set_max_entries(skel->maps.flow_window, sets * ROCEVAL_FLOW_WAYS);
@@ -95,7 +132,7 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 		return -1;
 	}
 	bpf_map__set_max_entries(skel->maps.cm_conns, hash_size(flow_entries, false));
-	bpf_map__set_max_entries(skel->maps.conn_ring, flow_entries);
+	bpf_map__set_max_entries(skel->maps.conn_ring, conns);
 	bpf_map__set_max_entries(skel->maps.cm_ends, hash_size(2 * flow_entries, false));
 	/* a request flow holds one hint at a time (its current PSN window) */
 	bpf_map__set_max_entries(skel->maps.req_hints, hash_size(flow_entries, true));
@@ -105,7 +142,7 @@ static int size_tables(struct roceval_bpf *skel, bool live)
 	bpf_map__set_max_entries(skel->maps.cc_waits, hash_size(sets * ROCEVAL_FLOW_WAYS, false));
 	bpf_map__set_max_entries(skel->maps.cc_scopes, hash_size(flow_entries / 4 > 256 ? flow_entries / 4 : 256, true));
 	bpf_map__set_max_entries(skel->maps.cc_pairs, hash_size(flow_entries / 4 > 256 ? flow_entries / 4 : 256, true));
-	skel->rodata->conn_capacity = flow_entries;
+	skel->rodata->conn_capacity = conns;
 	return 0;
 }
 

@@ -198,15 +198,16 @@ void replay_file_close(struct replay_file *f)
 /* The fewest bytes a frame takes in a file: a pcap record header (a pcapng packet block takes 32). */
 #define FRAME_BYTES_MIN 16
 
-__u64 replay_frame_bound(char *const *paths, int n)
+__u64 replay_frame_bound(char *const *paths, int n, bool join)
 {
-	__u64 frames = 0;
+	__u64 frames = 0, one;
 	struct stat st;
 
 	for (int i = 0; i < n; i++) {
 		if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode))
 			return 0;
-		frames += (__u64)st.st_size / FRAME_BYTES_MIN;
+		one = (__u64)st.st_size / FRAME_BYTES_MIN;
+		frames = join ? frames + one : one > frames ? one : frames;
 	}
 	return frames;
 }

@@ -42,10 +42,12 @@ int replay_file_run(struct replay_file *f, struct replay *r);
 void replay_file_close(struct replay_file *f);
 
 /*
- * At most how many frames the files hold, from their sizes now, for sizing
- * the tables (roceval_set_frame_bound()); 0 when one is not a regular file
- * (standard input, a pipe), whose size says nothing.
+ * At most how many frames one capture holds, from the files' sizes now, for
+ * sizing the tables (roceval_set_frame_bound()): the largest file's, as each
+ * is judged from empty tables, or with `join` (one capture) all of theirs;
+ * 0 when one is not a regular file (standard input, a pipe), whose size says
+ * nothing.
  */
-__u64 replay_frame_bound(char *const *paths, int n);
+__u64 replay_frame_bound(char *const *paths, int n, bool join);
 
 #endif

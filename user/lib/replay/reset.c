@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "reset.h"
+#include "roceval.h"
 #include "roceval.skel.h"
 
 /*
@@ -27,6 +28,24 @@ enum how {
 	EMPTY,	/* a hash: every key deleted */
 };
 
+/*
+ * The flow table's sets, and the arrays an entry a slot of it: a set's
+ * slots are taken in order as flows are created there, never freed, so
+ * those after its `created` were not written and only the slots taken are
+ * zeroed, which costs what the capture used, not what the table holds.
+ * An array sized per slot left out of slot_maps() is reset whole.
+ */
+static bool per_slot(const struct roceval_bpf *skel, const struct bpf_map *map)
+{
+	const struct bpf_map *const slot_maps[] = { skel->maps.flows, skel->maps.flow_cold, skel->maps.flow_window,
+						    skel->maps.resp_holes };
+
+	for (size_t i = 0; i < sizeof(slot_maps) / sizeof(slot_maps[0]); i++)
+		if (map == slot_maps[i])
+			return true;
+	return false;
+}
+
 /* Keys a hash is emptied by at a time. */
 #define RESET_KEYS 4096
 
@@ -37,6 +56,13 @@ struct one_map {
 	void *mem; /* MEMSET: its mapping */
 	size_t size;
 	void *image; /* IMAGE: the contents after the load */
+	__u32 slots; /* an entry per flow slot: ROCEVAL_FLOW_WAYS; the sets themselves: 1; else 0 */
+};
+
+/* A set that took flows: its first entry in a map of `slots` entries a set, and how many it took. */
+struct used_set {
+	__u32 set;
+	__u32 taken;
 };
 
 struct map_reset {
@@ -45,6 +71,9 @@ struct map_reset {
 	size_t zeros_size;
 	void *keys;	    /* RESET_KEYS keys of the largest: EMPTY's gathered before they are deleted, ZERO's indexes */
 	size_t keys_size;
+	const struct roceval_flow_set *sets; /* flow_sets' mapping; NULL: every map reset whole */
+	__u32 nsets, nused;
+	struct used_set *used; /* the sets that took flows, gathered before any map is reset */
 	struct one_map m[];
 };
 
@@ -208,6 +237,13 @@ struct map_reset *map_reset_new(struct roceval_bpf *skel)
 		o->map = map;
 		o->fd = bpf_map__fd(map);
 		err = plan(o);
+		if (!err && map == skel->maps.flow_sets && o->how == MEMSET) {
+			m->sets = o->mem;
+			m->nsets = bpf_map__max_entries(map);
+			o->slots = 1;
+		} else if (!err && per_slot(skel, map) && (o->how == MEMSET || o->how == ZERO)) {
+			o->slots = ROCEVAL_FLOW_WAYS;
+		}
 		if (err) {
 			pr_warn("Couldn't plan the reset of map %s (type %d) between captures: %s", bpf_map__name(map),
 				bpf_map__type(map), strerror(-err));
@@ -216,6 +252,9 @@ struct map_reset *map_reset_new(struct roceval_bpf *skel)
 		}
 	}
 	err = buffers(m);
+	m->used = calloc(m->nsets ?: 1, sizeof(*m->used));
+	if (!err && !m->used)
+		err = -ENOMEM;
 	if (err) {
 		pr_warn("Couldn't allocate the map reset: %s", strerror(-err));
 		map_reset_free(m);
@@ -265,32 +304,75 @@ static int empty(struct map_reset *m, const struct one_map *o)
 	return 0;
 }
 
+static void gather_used(struct map_reset *m)
+{
+	m->nused = 0;
+	for (__u32 s = 0; s < m->nsets; s++) {
+		__u64 created = m->sets[s].created;
+
+		if (created)
+			m->used[m->nused++] = (struct used_set){ .set = s,
+								 .taken = created < ROCEVAL_FLOW_WAYS ? created : ROCEVAL_FLOW_WAYS };
+	}
+}
+
+/* The entries of the sets that took flows, in a map of o->slots entries a set. */
+static int zero_used(struct map_reset *m, const struct one_map *o)
+{
+	size_t size = entry_size(o->map);
+	__u32 *keys = m->keys, n = 0;
+
+	for (__u32 i = 0; i < m->nused; i++) {
+		__u32 first = m->used[i].set * o->slots, count = o->slots == 1 ? 1 : m->used[i].taken;
+
+		if (o->how == MEMSET) {
+			memset((char *)o->mem + first * size, 0, count * size);
+			continue;
+		}
+		for (__u32 k = 0; k < count; k++) {
+			keys[n++] = first + k;
+			if (n < RESET_KEYS)
+				continue;
+			if (bpf_map_update_batch(o->fd, keys, m->zeros, &n, NULL))
+				return -errno;
+			n = 0;
+		}
+	}
+	if (n && bpf_map_update_batch(o->fd, keys, m->zeros, &n, NULL))
+		return -errno;
+	return 0;
+}
+
+static int reset_one(struct map_reset *m, const struct one_map *o)
+{
+	if (m->sets && o->slots)
+		return zero_used(m, o);
+	switch (o->how) {
+	case KEEP:
+		return 0;
+	case MEMSET:
+		memset(o->mem, 0, o->size);
+		return 0;
+	case IMAGE:
+		return bpf_map_update_elem(o->fd, &(__u32){ 0 }, o->image, BPF_EXIST) ? -errno : 0;
+	case ZERO:
+		return zero_each(m, o);
+	case EMPTY:
+		return empty(m, o);
+	}
+	return 0;
+}
+
 int map_reset_run(struct map_reset *m)
 {
 	int err = 0;
 
+	if (m->sets)
+		gather_used(m);
 	for (int i = 0; i < m->n && !err; i++) {
-		struct one_map *o = &m->m[i];
-
-		switch (o->how) {
-		case KEEP:
-			break;
-		case MEMSET:
-			memset(o->mem, 0, o->size);
-			break;
-		case IMAGE:
-			if (bpf_map_update_elem(o->fd, &(__u32){ 0 }, o->image, BPF_EXIST))
-				err = -errno;
-			break;
-		case ZERO:
-			err = zero_each(m, o);
-			break;
-		case EMPTY:
-			err = empty(m, o);
-			break;
-		}
+		err = reset_one(m, &m->m[i]);
 		if (err)
-			pr_warn("Couldn't reset map %s between captures: %s", bpf_map__name(o->map), strerror(-err));
+			pr_warn("Couldn't reset map %s between captures: %s", bpf_map__name(m->m[i].map), strerror(-err));
 	}
 	return err;
 }
@@ -306,5 +388,6 @@ void map_reset_free(struct map_reset *m)
 	}
 	free(m->zeros);
 	free(m->keys);
+	free(m->used);
 	free(m);
 }
