@@ -195,8 +195,13 @@ void replay_file_close(struct replay_file *f)
 	f->buf = NULL;
 }
 
-/* The fewest bytes a frame takes in a file: a pcap record header (a pcapng packet block takes 32). */
-#define FRAME_BYTES_MIN 16
+/*
+ * The fewest bytes a frame that makes a table entry takes in a file: a
+ * pcap record header (a pcapng packet block takes 32) and the shortest
+ * frame that names a flow, a raw-IP one (link type RAW) holding an IPv4
+ * header, UDP and the BTH.  Other frames make no entry.
+ */
+#define FRAME_BYTES_MIN (16 + 20 + 8 + 12)
 
 __u64 replay_frame_bound(char *const *paths, int n, bool join)
 {

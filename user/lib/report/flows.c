@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 
 #include "cm.h"
@@ -23,23 +24,34 @@ static int by_violations_then_packets(const void *a, const void *b)
 	return memcmp(&x->val.key, &y->val.key, sizeof(x->val.key));
 }
 
-int flow_sets_read(int sets_fd, struct roceval_flow_set **out)
+/*
+ * The sets through their mapping: a replay reads them after each of its
+ * files, and a batch lookup copies them to user space one at a time.
+ */
+static int flow_sets_mapped(int sets_fd, const struct bpf_map_info *info, struct roceval_flow_set *sets)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), *keys, n = 0, batch = 0;
-	struct roceval_flow_set *sets;
+	size_t size = (size_t)info->max_entries * sizeof(*sets);
+	void *mem;
+
+	if (info->value_size != sizeof(*sets))
+		return -EINVAL;
+	mem = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_POPULATE, sets_fd, 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	memcpy(sets, mem, size);
+	munmap(mem, size);
+	return 0;
+}
+
+static int flow_sets_batch(int sets_fd, const struct bpf_map_info *info, struct roceval_flow_set *sets)
+{
+	__u32 *keys = malloc(info->max_entries * sizeof(*keys)), n = 0, batch = 0;
 	int err = 0;
 
-	if (bpf_obj_get_info_by_fd(sets_fd, &info, &len))
-		return -errno;
-	keys = calloc(info.max_entries, sizeof(*keys));
-	sets = calloc(info.max_entries, sizeof(*sets));
-	if (!keys || !sets) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (n < info.max_entries) {
-		__u32 count = info.max_entries - n;
+	if (!keys)
+		return -ENOMEM;
+	while (n < info->max_entries) {
+		__u32 count = info->max_entries - n;
 
 		err = bpf_map_lookup_batch(sets_fd, n ? &batch : NULL, &batch, keys + n, sets + n, &count, NULL);
 		n += count;
@@ -49,16 +61,30 @@ int flow_sets_read(int sets_fd, struct roceval_flow_set **out)
 			break;
 		}
 	}
-	if (!err && n != info.max_entries)
-		err = -EIO;
-out:
 	free(keys);
+	return !err && n != info->max_entries ? -EIO : err;
+}
+
+int flow_sets_read(int sets_fd, struct roceval_flow_set **out)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct roceval_flow_set *sets;
+	int err;
+
+	if (bpf_obj_get_info_by_fd(sets_fd, &info, &len))
+		return -errno;
+	sets = malloc((size_t)info.max_entries * sizeof(*sets));
+	if (!sets)
+		return -ENOMEM;
+	err = info.map_flags & BPF_F_MMAPABLE ? flow_sets_mapped(sets_fd, &info, sets)
+					      : flow_sets_batch(sets_fd, &info, sets);
 	if (err) {
 		free(sets);
 		return err;
 	}
 	*out = sets;
-	return (int)n;
+	return (int)info.max_entries;
 }
 
 int flows_collect(int flows_fd, int sets_fd, int cold_fd, struct flow_entry **out)
