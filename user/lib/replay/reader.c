@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -79,22 +82,115 @@ static pcap_t *capture_open(const char *path, char *errbuf, char **buf)
  * One such record may be a frame really cut on the way; but when a
  * capture's longest records all stop at one length, many times over, while
  * their IP lengths say more, that length is a snap length the capture did
- * not record.  Returns that length, or 0.
+ * not record.  snap_scan gathers that over a capture's records.
  */
 #define SNAP_UNRECORDED_MIN 8
 
+struct snap_scan {
+	unsigned long long cut;
+	bool whole;
+	__u32 longest;
+};
+
+static void snap_scan_add(struct snap_scan *s, const unsigned char *data, __u32 caplen, __u32 wire)
+{
+	if (caplen > s->longest) {
+		s->longest = caplen;
+		s->cut = 0;
+		s->whole = false;
+	}
+	if (caplen != s->longest)
+		return;
+	if (wire == caplen && claimed_len(data, caplen) > caplen)
+		s->cut++;
+	else
+		s->whole = true;
+}
+
+static __u32 snap_scan_length(const struct snap_scan *s)
+{
+	return s->cut >= SNAP_UNRECORDED_MIN && !s->whole ? s->longest : 0;
+}
+
+/* A classic pcap file's magic numbers (microseconds, nanoseconds), and libpcap's longest record. */
+#define PCAP_MAGIC_US 0xa1b2c3d4u
+#define PCAP_MAGIC_NS 0xa1b23c4du
+#define PCAP_RECORD_MAX 262144u
+#define LINKTYPE_ETHERNET 1
+
+static __u32 pcap_u32(const unsigned char *p, bool swapped)
+{
+	__u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return swapped ? __builtin_bswap32(v) : v;
+}
+
+/*
+ * The snap scan of a classic pcap file of Ethernet frames through its
+ * mapping, the records walked in place: read through libpcap, the scan
+ * copied the whole file once more before a frame was judged.  -1 for any
+ * other file, or a record libpcap would not give as it stands (longer than
+ * the file's snap length), which libpcap then reads.
+ */
+static long long snaplen_mapped(const char *path)
+{
+	struct snap_scan scan = {};
+	long long ret = -1;
+	const unsigned char *m;
+	struct stat st;
+	__u32 magic, snaplen;
+	bool swapped;
+	size_t off;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 24) {
+		close(fd);
+		return -1;
+	}
+	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	memcpy(&magic, m, sizeof(magic));
+	swapped = magic == __builtin_bswap32(PCAP_MAGIC_US) || magic == __builtin_bswap32(PCAP_MAGIC_NS);
+	snaplen = pcap_u32(m + 16, swapped);
+	if ((swapped || magic == PCAP_MAGIC_US || magic == PCAP_MAGIC_NS) && pcap_u32(m + 20, swapped) == LINKTYPE_ETHERNET &&
+	    snaplen && snaplen <= PCAP_RECORD_MAX) {
+		/* a record cut short by the file's end ends libpcap's reading too */
+		for (off = 24; off + 16 <= (size_t)st.st_size; off += 16 + pcap_u32(m + off + 8, swapped)) {
+			__u32 caplen = pcap_u32(m + off + 8, swapped);
+
+			if (caplen > snaplen)
+				goto out;
+			if (caplen > st.st_size - off - 16)
+				break;
+			snap_scan_add(&scan, m + off + 16, caplen, pcap_u32(m + off + 12, swapped));
+		}
+		ret = snap_scan_length(&scan);
+	}
+out:
+	munmap((void *)m, st.st_size);
+	return ret;
+}
+
+/* The snap length the capture at `path` did not record, or 0 (snap_scan). */
 static __u32 unrecorded_snaplen(const char *path)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct pcap_pkthdr *hdr;
 	const unsigned char *data;
-	unsigned long long cut = 0;
-	bool whole = false;
-	__u32 longest = 0;
+	struct snap_scan scan = {};
 	struct to_ether conv;
+	long long mapped = snaplen_mapped(path);
 	char *buf;
-	pcap_t *pcap = capture_open(path, errbuf, &buf);
+	pcap_t *pcap;
 
+	if (mapped >= 0)
+		return mapped;
+	pcap = capture_open(path, errbuf, &buf);
 	if (!pcap)
 		return 0;
 	to_ether_init(&conv, pcap_datalink(pcap));
@@ -104,22 +200,12 @@ static __u32 unrecorded_snaplen(const char *path)
 		data = to_ether_frame(&conv, data, &caplen, &wire);
 		if (!data)
 			break;
-		if (caplen > longest) {
-			longest = caplen;
-			cut = 0;
-			whole = false;
-		}
-		if (caplen != longest)
-			continue;
-		if (wire == caplen && claimed_len(data, caplen) > caplen)
-			cut++;
-		else
-			whole = true;
+		snap_scan_add(&scan, data, caplen, wire);
 	}
 	to_ether_free(&conv);
 	pcap_close(pcap);
 	free(buf);
-	return cut >= SNAP_UNRECORDED_MIN && !whole ? longest : 0;
+	return snap_scan_length(&scan);
 }
 
 int replay_file_open(struct replay_file *f, const char *path)
