@@ -303,15 +303,17 @@ static __always_inline bool frame_lengths(struct roceval_scratch *s, struct roce
  * ROCEVAL_MIRROR_SPARE bytes more.  The kept bytes first: a read in place
  * that stops at the head's end (a batch's record across its first page)
  * has already written over the copy's first words, where they are.  The
- * bytes of the frame the copy holds in held; false when it could not be read.
+ * bytes of the frame the helper brought in held, 0 when it was read in
+ * place: its inner frame is in place too, and a read in place of it costs
+ * less than the move (roceval_inner_kept()).  False when it could not be read.
  */
 static __always_inline bool frame_head(void *ctx, bool tc, struct roceval_scratch *s, __u32 base, __u32 len,
 				       __u32 n, __u32 session)
 {
 	__u64 more;
 
-	s->held = n;
-	if ((session && roceval_inner_kept()) || frame_head_copy(ctx, tc, base, s->l2l4, n))
+	s->held = 0;
+	if ((session && s->inner_kept && roceval_inner_kept()) || frame_head_copy(ctx, tc, base, s->l2l4, n))
 		return true;
 	more = len < ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE ? len : ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE;
 	barrier_var(more);
