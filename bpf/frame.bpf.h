@@ -22,6 +22,13 @@
 #define IPV6_NEXTHDR_FRAGMENT 44
 
 /*
+ * Bytes past ROCEVAL_L2L4_MAX the load helper brings of a frame: the outer
+ * headers of the usual mirrors (ERSPAN II and III, VXLAN, over IPv4 or IPv6,
+ * two VLAN tags) fit, so their inner frame needs no second helper call.
+ */
+#define ROCEVAL_MIRROR_SPARE 96
+
+/*
  * One frame body for both contexts: frame_body() is inlined into one global
  * function per context with `tc` a constant, so each keeps only the helper
  * its program type may call, and the validation cannot differ between them.
@@ -155,9 +162,21 @@ struct roceval_scratch {
 	struct frame_info fi;
 	/* in map memory, not on the stack: the frame's stack and the deepest call must fit in 512 bytes */
 	struct l4info li;
-	__u8 l2l4[ROCEVAL_L2L4_MAX];
-	/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
-	__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
+	union {
+		/*
+		 * The first copy.  A frame read with the load helper brings
+		 * ROCEVAL_MIRROR_SPARE bytes more, over the start of buf, so
+		 * that a mirrored frame's inner frame, within that many bytes of
+		 * its start, is in it whole; buf is not used before the inner
+		 * frame's copy has taken them (roceval_inner_kept()).
+		 */
+		__u8 l2l4[ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE];
+		struct {
+			__u8 l2l4_first[ROCEVAL_L2L4_MAX];
+			/* 8 x 0xFF, then the IP datagram: the ICRC's input, byte for byte */
+			__u8 buf[ROCEVAL_SCRATCH_SIZE + ROCEVAL_SCRATCH_SLACK] __attribute__((aligned(8)));
+		};
+	};
 	struct roceval_rule_set rules; /* rules the current frame broke */
 	__u32 icrc_tick; /* icrc_sample countdown, per CPU */
 	__u32 wire;	 /* the frame's length on the wire, once known */
@@ -180,6 +199,8 @@ struct roceval_scratch {
 	__u32 inner_len;     /* the bytes captured of it, */
 	__u32 inner_wire;    /* its length on the wire (ROCEVAL_WIRE_UNKNOWN: the switch cut it) */
 	__u32 inner_session; /* and its session: slot + 1, or ROCEVAL_MIRROR_UNLISTED */
+	__u32 inner_kept;    /* its first copy's bytes are in l2l4, inner_at on (roceval_inner_kept) */
+	__u32 held;	     /* the frame's bytes l2l4 holds when read with the helper, else 0 (frame_head) */
 };
 
 /*

@@ -304,7 +304,7 @@ static __always_inline void mirror_count(struct roceval_counters *cnt, struct ro
  */
 __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 {
-	__u32 zero = 0, slot, kept;
+	__u32 zero = 0, slot, end;
 	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
 	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
@@ -343,11 +343,13 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 	cnt->total[TOTAL_MIRROR_FRAMES]++;
 	if (o.truncated)
 		cnt->total[TOTAL_MIRROR_TRUNCATED]++;
-	kept = o.end < len ? o.end : len;
+	end = o.end < len ? o.end : len;
 	s->inner_at = o.at;
-	s->inner_len = kept > o.at ? kept - o.at : 0;
+	s->inner_len = end > o.at ? end - o.at : 0;
 	s->inner_wire = o.truncated ? ROCEVAL_WIRE_UNKNOWN : o.end - o.at;
 	s->inner_session = st ? slot + 1 : ROCEVAL_MIRROR_UNLISTED;
+	/* the inner frame's first copy is within the bytes of the outer one's the scratch holds */
+	s->inner_kept = o.at + (s->inner_len < ROCEVAL_L2L4_MAX ? s->inner_len : ROCEVAL_L2L4_MAX) <= s->held;
 	if (replay_clock) {
 		batch_inner.at = s->inner_at;
 		batch_inner.len = s->inner_len;
@@ -357,6 +359,31 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 	/* the inner frame is counted as a bare one would be: the outer frame's count stands for it */
 	cnt->total[TOTAL_FRAMES]--;
 	cnt->total[TOTAL_BYTES] -= s->inner_len;
+	return 1;
+}
+
+/*
+ * The inner frame of the frame roceval_mirror() just took apart, when the
+ * outer frame's first copy holds its own (inner_kept): moved to the start
+ * of the copy, inner_at bytes down, in place of a second call to the load
+ * helper; 1 when it was.  Word by word upwards, each word read before
+ * anything is written over it.  Global: inlined in the frame's path, the
+ * verifier walked that path once more after it (18k instructions).
+ */
+__noinline int roceval_inner_kept(void)
+{
+	__u32 zero = 0, at;
+	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!s || !s->inner_kept)
+		return 0;
+	at = s->inner_at;
+	barrier_var(at);
+	if (at > ROCEVAL_MIRROR_SPARE)
+		return 0;
+#pragma unroll
+	for (int i = 0; i < ROCEVAL_L2L4_MAX / 8; i++)
+		((__u64 *)s->l2l4)[i] = *(const __u64 *)(s->l2l4 + at + 8 * i);
 	return 1;
 }
 

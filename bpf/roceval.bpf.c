@@ -299,6 +299,32 @@ static __always_inline bool frame_lengths(struct roceval_scratch *s, struct roce
 }
 
 /*
+ * The frame's first n bytes into the scratch: what its outer frame's copy
+ * kept, or read in place, or with the helper, which then brings up to
+ * ROCEVAL_MIRROR_SPARE bytes more.  The kept bytes first: a read in place
+ * that stops at the head's end (a batch's record across its first page)
+ * has already written over the copy's first words, where they are.  The
+ * bytes of the frame the helper brought in held, 0 when it was read in
+ * place: its inner frame is in place too, and a read in place of it costs
+ * less than the move (roceval_inner_kept()).  False when it could not be read.
+ */
+static __always_inline bool frame_head(void *ctx, bool tc, struct roceval_scratch *s, __u32 base, __u32 len,
+				       __u32 n, __u32 session)
+{
+	__u64 more;
+
+	s->held = 0;
+	if ((session && s->inner_kept && roceval_inner_kept()) || frame_head_copy(ctx, tc, base, s->l2l4, n))
+		return true;
+	more = len < ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE ? len : ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE;
+	barrier_var(more);
+	if (more < 1 || more > ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE || frame_load(ctx, tc, base, s->l2l4, more))
+		return false;
+	s->held = more;
+	return true;
+}
+
+/*
  * Validates one frame of `len` bytes starting at `base`; XDP_PASS or XDP_DROP.
  * `wire` is the frame's length on the wire: above `len` when a capture kept
  * only the start of it (a snapped frame), which is then judged on the bytes
@@ -327,7 +353,7 @@ static __always_inline int frame_body(void *ctx, bool tc, bool rx_meta, __u32 ba
 	barrier_var(n);
 	if (n < ETH_HLEN || n > ROCEVAL_L2L4_MAX)
 		return XDP_PASS;
-	if (!frame_head_copy(ctx, tc, base, s->l2l4, n) && frame_load(ctx, tc, base, s->l2l4, n))
+	if (!frame_head(ctx, tc, s, base, len, n, session))
 		return XDP_PASS;
 	if (!parse_l2l4(s->l2l4, n, cfg, li)) {
 		if (mac_control(s))

@@ -182,3 +182,30 @@ def test_text_lists_sessions(tmp_path):
     out = subprocess.run([ROCEVAL, "replay", str(path)], capture_output=True, text=True, check=True)
     assert "mirror sessions:" in out.stdout
     assert "192.0.2.10" in out.stdout and "erspan3" in out.stdout
+
+
+# replay's batches (include/roceval.h): 60 KiB of records, each a 16-byte header and the frame
+BATCH_BYTES, REC_HDR = 60 * 1024, 16
+
+
+def test_inner_frame_across_a_batch_page(tmp_path):
+    """A replay batch's first page is read in place, its records past it with the load helper:
+    the record the page ends in is read partly each way.  Each group below fills one batch, a
+    filler a byte longer than the last group's first, so that the page's end falls at every
+    offset of a mirrored record in turn (between 2 and 6 KiB into the batch); each inner frame
+    is judged as any other, whichever of its bytes were read in place."""
+    frames = sends(1)[0]
+    rec = REC_HDR + len(encap.wrap(frames, "erspan2", 4, seq=0))
+    per = 4096 // rec
+    groups, psn = [], 0
+    for i in range(rec):
+        filler = roce.frame(bytes(2048 + i), dport=9)
+        wrapped = [encap.wrap(roce.roce(SEND, 16, psn=psn + k, dqpn=0x100), "erspan2", 4, seq=psn + k + 1)
+                   for k in range(per)]
+        psn += per
+        used = 4 + REC_HDR + len(filler) + per * rec
+        groups += [filler, *wrapped, roce.frame(bytes(BATCH_BYTES - used - REC_HDR - 46), dport=9)]
+    r = replay(tmp_path, groups)
+    n = rec * per
+    assert (r["frames"], r["roce"], r["icrc_ok"], r["mirror_frames"], r["mirror_lost"]) == (n + 2 * rec, n, n, n, 0)
+    assert sum(r["rules"].values()) == 0
