@@ -695,6 +695,15 @@ static __always_inline void flow_update(struct roceval_scratch *s, struct roceva
 	f = flow_lookup(s);
 	if (!f) {
 		f = flow_create(s, cnt);
+		/*
+		 * The cache then points at no slot: what is judged after the
+		 * flow's books (roceval_congestion(), cc_flow()) takes the flow
+		 * it finds there for one the frame was counted on before, and a
+		 * flow the frame made is none.  Left as it was, a flow made in
+		 * the cached slot (slot 0 of a fresh table, or the flow it
+		 * evicted) was taken for one, in a small table often.
+		 */
+		s->last_flow = ROCEVAL_NO_SLOT;
 		if (!f)
 			return;
 	}

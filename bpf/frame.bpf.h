@@ -28,6 +28,9 @@
  */
 #define ROCEVAL_MIRROR_SPARE 96
 
+/* A flows slot no table has: a lookup there finds nothing. */
+#define ROCEVAL_NO_SLOT 0xFFFFFFFFu
+
 /*
  * One frame body for both contexts: frame_body() is inlined into one global
  * function per context with `tc` a constant, so each keeps only the helper
@@ -187,7 +190,7 @@ struct roceval_scratch {
 	bool clocked;	 /* a response's time was read (answer_clock) */
 	__u32 latency_tick; /* latency_sample countdown, per CPU */
 	__u64 nic_stamp; /* the NIC's receive timestamp of the frame (roceval_xdp_nic), 0 if none */
-	__u32 last_flow; /* the flows slot this CPU's last lookup found (flow_lookup) */
+	__u32 last_flow; /* the flows slot this CPU's last lookup found (flow_lookup), or ROCEVAL_NO_SLOT */
 	/* a duplicate request after fills of the reorder window: the go-back it shows (roceval_reorder_behind) */
 	__u32 goback;	    /* its first PSN | ROCEVAL_RETX_HELD, 0 if none */
 	__u32 goback_fills; /* with goback: the requests before this one in it, first seen as fills */

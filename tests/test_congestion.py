@@ -169,6 +169,20 @@ def test_the_pacing_scope(tmp_path, ipv6):
     assert ip["rules"]["cnp_gap"] == 4
 
 
+def test_a_flow_made_by_its_frame_takes_no_rule_judged_after_its_books(tmp_path):
+    """Five CNPs of the pacing scope above, each making its flow: the IP pair's cnp_gap, judged
+    after the flow's books, goes on no flow, in whichever slot the flow was made.  A flow made in
+    the slot the last-flow cache pointed at (slot 0 of a fresh table) was taken for one counted
+    before: with 32 flows one of the five flows had it."""
+    frames_at = [(i, cnp(0x150 + i)) for i in range(5)]
+    opts = [a for s in ("cnp_gap=4us", "cnp_pacing=ip") for a in ("--set", s)]
+    times = [1 + t * US for t, _ in frames_at]
+    for flows in (16, 32, 64, 65536):
+        r = replay(tmp_path, [f for _, f in frames_at], *opts, "--flows", str(flows), times=times)
+        assert r["rules"]["cnp_gap"] == 4, flows
+        assert [f["rules"] for f in r["flows"]] == [{"cnp": 1}] * 5, flows
+
+
 # --- CE answered by CNPs ----------------------------------------------------------------------
 
 def bucket(ns):
