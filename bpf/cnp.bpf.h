@@ -153,7 +153,7 @@ static __always_inline void cc_answer(struct roceval_scratch *s, struct roceval_
 	e->ce_ns = 0;
 	if (delay == ~0ULL)
 		return;
-	latency_record(LAT_CE_CNP, (__u32)(delay >> ROCEVAL_LAT_TIME_SHIFT));
+	roceval_latency_record(LAT_CE_CNP, (__u32)(delay >> ROCEVAL_LAT_TIME_SHIFT));
 	if (delay > (__u64)cfg->cnp_delay * 1000)
 		cc_violate(s, cnt, f, RULE_CE_UNANSWERED);
 }
@@ -238,9 +238,10 @@ static __always_inline void cc_wait_on(struct cc_scratch *x, struct roceval_flow
 /*
  * Whether the window flow f (in `slot`) is flagged for still waits at
  * `now`.  Two judges of one window (a frame and the timer) count it once.
+ * One copy: its lookups are sites the kernel patches at load once.
  */
-static __always_inline int cc_wait_judge(const struct roceval_settings *cfg, struct roceval_flow *f, __u32 slot,
-					 __u64 now)
+static __noinline int cc_wait_judge(const struct roceval_settings *cfg, struct roceval_flow *f, __u32 slot,
+				 __u64 now)
 {
 	struct roceval_cc_key *k = bpf_map_lookup_elem(&cc_waits, &slot);
 	struct roceval_cc_scope *e = k ? bpf_map_lookup_elem(&cc_scopes, k) : 0;

@@ -159,7 +159,7 @@ static __noinline void cc_violate(struct roceval_scratch *s, struct roceval_coun
 	if (rule_set_has(&s->rules, r))
 		return;
 	violate(s, cnt, r);
-	cold = f ? flow_cold_of(f) : 0;
+	cold = f ? flow_cold_at(f->cold) : 0;
 	if (!cold)
 		return;
 	if (!counted)
