@@ -128,7 +128,7 @@ static __always_inline bool cc_ce_sender(struct roceval_scratch *s, struct cc_sc
 	if (*qpn != ROCEVAL_CC_ANY_QP)
 		return true;
 	if (op->flags & OPF_REQUEST) {
-		paired = bpf_map_lookup_elem(&cc_pairs, &fi->key);
+		paired = cc_pair_of(&fi->key);
 		if (paired)
 			*qpn = *paired;
 	} else {
@@ -207,7 +207,7 @@ static __always_inline void cc_cnp(struct roceval_scratch *s, struct roceval_cou
 	}
 	/* paired through ACKs: kept for the CE-marked requests of r to come */
 	if (!by_cm && ce) {
-		const __u32 *had = bpf_map_lookup_elem(&cc_pairs, &x->req);
+		const __u32 *had = cc_pair_of(&x->req);
 
 		if (!had || *had != fi->dqpn)
 			bpf_map_update_elem(&cc_pairs, &x->req, &fi->dqpn, BPF_ANY);
@@ -244,7 +244,7 @@ static __noinline int cc_wait_judge(const struct roceval_settings *cfg, struct r
 				 __u64 now)
 {
 	struct roceval_cc_key *k = bpf_map_lookup_elem(&cc_waits, &slot);
-	struct roceval_cc_scope *e = k ? bpf_map_lookup_elem(&cc_scopes, k) : 0;
+	struct roceval_cc_scope *e = k ? cc_scope_find(k) : 0;
 	__u64 ce = e ? e->ce_ns : 0, since = cc_since(now, ce);
 
 	if (!ce || !(cfg->cc_on & ROCEVAL_CC_CE)) {

@@ -54,8 +54,12 @@ static __noinline struct roceval_cc_rate *cc_rate_of(struct cc_scratch *x, const
 	return 0;
 }
 
-/* The window after the CNP closed with `bytes` sent up to its end: one sample of after over before. */
-static __always_inline void cc_sample(struct roceval_cc_rate *r, __u32 bytes, __u64 window)
+/*
+ * The window after the CNP closed with `bytes` sent up to its end: one
+ * sample of after over before.  One copy: each division by a register is a
+ * site the kernel patches at load.
+ */
+static __noinline void cc_sample(struct roceval_cc_rate *r, __u32 bytes, __u64 window)
 {
 	struct roceval_congestion *c = congestion_get();
 	__u64 after = ((__u64)(bytes - r->cnp_bytes) << 10) / window;
