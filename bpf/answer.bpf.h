@@ -53,8 +53,7 @@ static __always_inline void hint_key_set(struct roceval_hint_key *k, const __u8 
  */
 __noinline int roceval_answer_hint(__u32 slot)
 {
-	__u32 zero = 0;
-	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
+	struct retx_scratch *x = retx_scratch_get();
 	struct roceval_scratch *s = scratch_get();
 	struct roceval_flow *f = flow_at(slot);
 	const struct frame_info *fi;
@@ -151,12 +150,12 @@ static __always_inline void answer_clock(struct roceval_scratch *s, struct rocev
 
 static __always_inline void answer_count(struct roceval_flow *r, __u32 kind, __u32 ticks)
 {
-	__u32 b = latency_record(kind, ticks);
+	__u64 b = roceval_latency_record(kind, ticks);
 	struct roceval_flow_cold *cold;
 
 	if (b >= ROCEVAL_LAT_BUCKETS)
 		return;
-	cold = flow_cold_of(r);
+	cold = flow_cold_at(r->cold);
 	if (!cold)
 		return;
 	if (cold->latency[b] == 0xFFFF)

@@ -107,6 +107,12 @@ struct {
 	__type(value, struct cm_scratch);
 } cm_scratch SEC(".maps");
 
+/* One lookup site (frame.bpf.h's counters_get). */
+static __noinline struct cm_scratch *cm_scratch_get(void)
+{
+	return bpf_map_lookup_elem(&cm_scratch, &map_zero);
+}
+
 static __always_inline __u64 rd64(const __u8 *p)
 {
 	return (__u64)rd32(p) << 32 | rd32(p + 4);
@@ -485,10 +491,9 @@ static __always_inline void cm_mad(void *ctx, bool tc, __u32 off, __u32 payload,
  */
 static __always_inline int cm_mad_body(void *ctx, bool tc, __u32 bth_off, __u32 payload)
 {
-	__u32 zero = 0;
 	struct roceval_scratch *s = scratch_get();
 	struct roceval_counters *cnt = counters_get();
-	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
+	struct cm_scratch *c = cm_scratch_get();
 
 	if (!ctx || !s || !cnt || !c)
 		return 0;
@@ -539,10 +544,9 @@ static __always_inline bool cm_expired(struct cm_scratch *c, struct roceval_coun
  */
 __noinline int roceval_cm_data(__u32 pkey, __u32 pmtu, __u32 idle_s)
 {
-	__u32 zero = 0;
 	struct roceval_scratch *s = scratch_get();
 	struct roceval_counters *cnt = counters_get();
-	struct cm_scratch *c = bpf_map_lookup_elem(&cm_scratch, &zero);
+	struct cm_scratch *c = cm_scratch_get();
 	const struct roce_op *op;
 	struct roceval_cm_end *e;
 	struct frame_info *fi;

@@ -128,7 +128,7 @@ static __always_inline bool cc_ce_sender(struct roceval_scratch *s, struct cc_sc
 	if (*qpn != ROCEVAL_CC_ANY_QP)
 		return true;
 	if (op->flags & OPF_REQUEST) {
-		paired = bpf_map_lookup_elem(&cc_pairs, &fi->key);
+		paired = cc_pair_of(&fi->key);
 		if (paired)
 			*qpn = *paired;
 	} else {
@@ -153,7 +153,7 @@ static __always_inline void cc_answer(struct roceval_scratch *s, struct roceval_
 	e->ce_ns = 0;
 	if (delay == ~0ULL)
 		return;
-	latency_record(LAT_CE_CNP, (__u32)(delay >> ROCEVAL_LAT_TIME_SHIFT));
+	roceval_latency_record(LAT_CE_CNP, (__u32)(delay >> ROCEVAL_LAT_TIME_SHIFT));
 	if (delay > (__u64)cfg->cnp_delay * 1000)
 		cc_violate(s, cnt, f, RULE_CE_UNANSWERED);
 }
@@ -207,7 +207,7 @@ static __always_inline void cc_cnp(struct roceval_scratch *s, struct roceval_cou
 	}
 	/* paired through ACKs: kept for the CE-marked requests of r to come */
 	if (!by_cm && ce) {
-		const __u32 *had = bpf_map_lookup_elem(&cc_pairs, &x->req);
+		const __u32 *had = cc_pair_of(&x->req);
 
 		if (!had || *had != fi->dqpn)
 			bpf_map_update_elem(&cc_pairs, &x->req, &fi->dqpn, BPF_ANY);
@@ -238,12 +238,13 @@ static __always_inline void cc_wait_on(struct cc_scratch *x, struct roceval_flow
 /*
  * Whether the window flow f (in `slot`) is flagged for still waits at
  * `now`.  Two judges of one window (a frame and the timer) count it once.
+ * One copy: its lookups are sites the kernel patches at load once.
  */
-static __always_inline int cc_wait_judge(const struct roceval_settings *cfg, struct roceval_flow *f, __u32 slot,
-					 __u64 now)
+static __noinline int cc_wait_judge(const struct roceval_settings *cfg, struct roceval_flow *f, __u32 slot,
+				 __u64 now)
 {
 	struct roceval_cc_key *k = bpf_map_lookup_elem(&cc_waits, &slot);
-	struct roceval_cc_scope *e = k ? bpf_map_lookup_elem(&cc_scopes, k) : 0;
+	struct roceval_cc_scope *e = k ? cc_scope_find(k) : 0;
 	__u64 ce = e ? e->ce_ns : 0, since = cc_since(now, ce);
 
 	if (!ce || !(cfg->cc_on & ROCEVAL_CC_CE)) {

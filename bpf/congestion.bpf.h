@@ -50,6 +50,12 @@ struct {
 	__type(value, __u32);
 } cc_pairs SEC(".maps");
 
+/* One lookup site (frame.bpf.h's counters_get). */
+static __noinline __u32 *cc_pair_of(const struct roceval_flow_key *k)
+{
+	return bpf_map_lookup_elem(&cc_pairs, k);
+}
+
 /*
  * A flow's rate record, under its slot in the flow table: allocated as
  * flows are followed, so that it takes no memory until cnp_reaction is on.
@@ -159,7 +165,7 @@ static __noinline void cc_violate(struct roceval_scratch *s, struct roceval_coun
 	if (rule_set_has(&s->rules, r))
 		return;
 	violate(s, cnt, r);
-	cold = f ? flow_cold_of(f) : 0;
+	cold = f ? flow_cold_at(f->cold) : 0;
 	if (!cold)
 		return;
 	if (!counted)
@@ -177,10 +183,16 @@ static __noinline void cc_key_set(struct cc_scratch *x, const __u8 *np, const __
 	x->key.pad[0] = x->key.pad[1] = x->key.pad[2] = 0;
 }
 
+/* One lookup site (frame.bpf.h's counters_get). */
+static __noinline struct roceval_cc_scope *cc_scope_find(const struct roceval_cc_key *k)
+{
+	return bpf_map_lookup_elem(&cc_scopes, k);
+}
+
 /* The scope in x->key, made with what x->fresh holds when it is new (then NULL: nothing to judge). */
 static __noinline struct roceval_cc_scope *cc_scope(struct cc_scratch *x)
 {
-	struct roceval_cc_scope *e = bpf_map_lookup_elem(&cc_scopes, &x->key);
+	struct roceval_cc_scope *e = cc_scope_find(&x->key);
 
 	if (!e)
 		bpf_map_update_elem(&cc_scopes, &x->key, &x->fresh, BPF_NOEXIST);

@@ -112,11 +112,10 @@ static __always_inline struct roceval_flow *answer_remembered(const struct frame
  */
 __noinline int roceval_flow_answer(__u32 slot)
 {
-	__u32 zero = 0;
-	struct retx_scratch *x = bpf_map_lookup_elem(&retx_scratch, &zero);
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	struct roceval_flow *f = bpf_map_lookup_elem(&flows, &slot), *r;
+	struct retx_scratch *x = retx_scratch_get();
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
+	struct roceval_flow *f = flow_at(slot), *r;
 	const struct frame_info *fi;
 	const struct roce_op *op;
 	int by_cm;
@@ -253,9 +252,8 @@ static __always_inline __u32 lowest_bit(__u64 x)
  */
 __noinline int roceval_flow_rules(__u32 slot)
 {
-	__u32 zero = 0;
-	const struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_flow_cold *cold = bpf_map_lookup_elem(&flow_cold, &slot);
+	const struct roceval_scratch *s = scratch_get();
+	struct roceval_flow_cold *cold = flow_cold_at(slot);
 
 	if (!s || !cold)
 		return 0;
@@ -356,7 +354,7 @@ static __always_inline int request_behind(struct roceval_scratch *s, struct roce
  * went at least (the PSN after its last response in order: a request
  * before that reuses a PSN the READ consumed); with neither, the request
  * is psn_unjudged and only sets the expectation.  Inlined into
- * request_out_of_order, its only caller: a call of its own would put one
+ * roceval_request_ooo, its only caller: a call of its own would put one
  * more frame on the deepest call chain (replay, the frame, this,
  * roceval_reorder_ahead), which the 512-byte stack has no room for.
  */
@@ -396,22 +394,30 @@ static __always_inline int request_after_read(struct roceval_scratch *s, struct 
  * A request not in order on a flow whose window is closed: its flow's
  * first, one after a READ whose PSN count is unknown, ahead of or behind
  * the expected PSN, or while the reorder window is open.  `nr` is the PSNs
- * it consumes, | REQ_RELIABLE on a reliable connection.  Not inlined: the
- * frames in order never come here, and pay nothing for what it does.
+ * it consumes, | REQ_RELIABLE on a reliable connection.  A global function
+ * taking the flow's slot: the frames in order never come here, and the
+ * verifier checks it once rather than for each state of the frame reaching
+ * its two calls (10k of the frame's checked instructions).
  */
 #define REQ_RELIABLE 0x80000000u
-static __noinline int request_out_of_order(struct roceval_scratch *s, struct roceval_counters *cnt,
-					   struct roceval_flow *f, const struct roce_op *op, __u32 nr)
+__noinline int roceval_request_ooo(__u32 slot, __u32 nr)
 {
-	__u32 zero = 0, n = nr & ~REQ_RELIABLE;
-	const struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
-	const struct frame_info *fi = &s->fi;
-	struct roceval_flow_space *sp = &f->req;
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
+	const struct roceval_settings *cfg = settings_get();
+	struct roceval_flow *f = flow_at(slot);
+	__u32 n = nr & ~REQ_RELIABLE;
 	bool reliable = nr & REQ_RELIABLE, behind;
+	const struct roce_op *op;
+	struct roceval_flow_space *sp;
+	const struct frame_info *fi;
 	__u32 win;
 
-	if (!cfg)
+	if (!s || !cnt || !cfg || !f)
 		return REQ_NEW;
+	fi = &s->fi;
+	sp = &f->req;
+	op = &roce_ops[fi->opcode & 0x1F];
 	win = reorder_win(cfg);
 	behind = fi->psn != sp->next_psn && !psn_ahead(fi->psn, sp->next_psn);
 	if (!(sp->state & SPACE_SEEN)) {
@@ -451,7 +457,7 @@ static __always_inline int request_judge(struct roceval_scratch *s, struct rocev
 	__u32 n = psns_consumed(fi, op, pmtu);
 
 	if ((sp->state & (SPACE_SEEN | SPACE_PSN_VALID | SPACE_WINDOW)) != (SPACE_SEEN | SPACE_PSN_VALID))
-		return request_out_of_order(s, cnt, f, op, n | (reliable ? REQ_RELIABLE : 0));
+		return roceval_request_ooo(f->cold, n | (reliable ? REQ_RELIABLE : 0));
 	if (fi->psn == sp->next_psn) {
 		if (sequence_broken(sp, op))
 			violate(s, cnt, RULE_OPCODE_SEQUENCE);
@@ -459,7 +465,7 @@ static __always_inline int request_judge(struct roceval_scratch *s, struct rocev
 		return REQ_NEW;
 	}
 	if (psn_ahead(fi->psn, sp->next_psn))
-		return request_out_of_order(s, cnt, f, op, n | (reliable ? REQ_RELIABLE : 0));
+		return roceval_request_ooo(f->cold, n | (reliable ? REQ_RELIABLE : 0));
 	/* behind, with no hole to fill: a duplicate */
 	s->goback = 0;
 	violate(s, cnt, RULE_PSN_DUPLICATE);
@@ -481,6 +487,12 @@ struct {
 	__type(value, struct roceval_resp_holes);
 } resp_holes SEC(".maps");
 
+/* One lookup site (frame.bpf.h's counters_get). */
+static __noinline struct roceval_resp_holes *resp_holes_at(__u32 slot)
+{
+	return bpf_map_lookup_elem(&resp_holes, &slot);
+}
+
 static __always_inline void response_holes_set(struct roceval_flow *f, struct roceval_resp_holes *h, struct bits m)
 {
 	h->missing[0] = m.lo;
@@ -498,7 +510,7 @@ static __always_inline void response_holes_set(struct roceval_flow *f, struct ro
 __noinline int roceval_resp_holes_on(__u32 slot, __u32 d, __u32 recent, __u32 win)
 {
 	struct roceval_flow *f = flow_at(slot);
-	struct roceval_resp_holes *h = bpf_map_lookup_elem(&resp_holes, &slot);
+	struct roceval_resp_holes *h = resp_holes_at(slot);
 	struct bits m = {}, out = { ~recent & 0xFFFF, 0 };
 
 	if (!f || !h)
@@ -525,7 +537,7 @@ static __always_inline bool response_hole_filled(struct roceval_flow *f, __u32 d
 
 	if (!(f->resp.state & SPACE_OLD_HOLES))
 		return false;
-	h = bpf_map_lookup_elem(&resp_holes, &slot);
+	h = resp_holes_at(slot);
 	if (!h)
 		return false;
 	m = (struct bits){ h->missing[0], h->missing[1] };

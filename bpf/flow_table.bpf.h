@@ -50,10 +50,17 @@ static __noinline struct roceval_flow *flow_at(__u32 slot)
 	return bpf_map_lookup_elem(&flows, &slot);
 }
 
+/* The tally's own lookup: a call there would put one more frame on the deepest call chain. */
 static __always_inline struct roceval_flow_cold *flow_cold_of(const struct roceval_flow *f)
 {
 	__u32 slot = f->cold;
 
+	return bpf_map_lookup_elem(&flow_cold, &slot);
+}
+
+/* A flow's cold part by its slot, everywhere else: one lookup site. */
+static __noinline struct roceval_flow_cold *flow_cold_at(__u32 slot)
+{
 	return bpf_map_lookup_elem(&flow_cold, &slot);
 }
 

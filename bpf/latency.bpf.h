@@ -113,8 +113,11 @@ static __always_inline bool latency_backwards(__u32 ticks)
 /*
  * Counts `ticks` (16 ns) of latency of `kind`; returns its bucket, for the
  * flow's own histogram, or ROCEVAL_LAT_BUCKETS when it is not counted.
+ * Global: one lookup site however many judgements count a latency, and
+ * checked once; 64 bits, so that a caller's test bounds the register its
+ * access uses.
  */
-static __always_inline __u32 latency_record(__u32 kind, __u32 ticks)
+__noinline long roceval_latency_record(__u32 kind, __u32 ticks)
 {
 	__u64 ns = (__u64)ticks << ROCEVAL_LAT_TIME_SHIFT;
 	struct roceval_latency_hist *h;

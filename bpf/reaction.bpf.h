@@ -30,10 +30,11 @@ static __always_inline __u32 cc_flow_id(const struct roceval_flow_key *k)
 
 /*
  * The flow's record, started afresh (then NULL: nothing to measure yet)
- * when the flow had none or its slot held another flow's.
+ * when the flow had none or its slot held another flow's.  One copy: its
+ * lookup is a site the kernel patches at load once.
  */
-static __always_inline struct roceval_cc_rate *cc_rate_of(struct cc_scratch *x, const struct roceval_flow *f,
-							   __u32 bytes)
+static __noinline struct roceval_cc_rate *cc_rate_of(struct cc_scratch *x, const struct roceval_flow *f,
+						       __u32 bytes)
 {
 	__u32 slot = f->cold, id = cc_flow_id(&f->key);
 	struct roceval_cc_rate *r = bpf_map_lookup_elem(&cc_rate, &slot);
@@ -53,8 +54,12 @@ static __always_inline struct roceval_cc_rate *cc_rate_of(struct cc_scratch *x, 
 	return 0;
 }
 
-/* The window after the CNP closed with `bytes` sent up to its end: one sample of after over before. */
-static __always_inline void cc_sample(struct roceval_cc_rate *r, __u32 bytes, __u64 window)
+/*
+ * The window after the CNP closed with `bytes` sent up to its end: one
+ * sample of after over before.  One copy: each division by a register is a
+ * site the kernel patches at load.
+ */
+static __noinline void cc_sample(struct roceval_cc_rate *r, __u32 bytes, __u64 window)
 {
 	struct roceval_congestion *c = congestion_get();
 	__u64 after = ((__u64)(bytes - r->cnp_bytes) << 10) / window;

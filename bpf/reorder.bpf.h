@@ -60,6 +60,12 @@ struct {
 	__type(value, __u64);
 } window_open SEC(".maps");
 
+/* Word k of window_open: one lookup site. */
+static __noinline __u64 *window_word(__u32 k)
+{
+	return bpf_map_lookup_elem(&window_open, &k);
+}
+
 struct reorder_sweep {
 	struct bpf_timer timer;
 	__u32 armed;
@@ -552,7 +558,7 @@ static long sweep_word(__u64 i, void *ctx)
 {
 	struct sweep_state *st = ctx;
 	__u32 k = i;
-	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
+	__u64 *word = window_word(k);
 
 	if (!word || !*word)
 		return 0;
@@ -606,8 +612,7 @@ static __noinline void sweep_arm(void)
  */
 static __noinline void slot_marked(__u32 slot)
 {
-	__u32 k = slot / 64;
-	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
+	__u64 *word = window_word(slot / 64);
 
 	if (word)
 		__sync_fetch_and_or(word, 1ULL << (slot & 63));
@@ -622,8 +627,7 @@ static __noinline void slot_marked(__u32 slot)
  */
 __noinline int roceval_reorder_ahead(__u32 slot, __u32 h, __u32 n, __u32 broken)
 {
-	__u32 k = slot / 64;
-	__u64 *word = bpf_map_lookup_elem(&window_open, &k);
+	__u64 *word = window_word(slot / 64);
 	struct reorder_ctx c;
 	bool was_empty;
 

@@ -117,6 +117,12 @@ struct {
 	__type(value, struct retx_scratch);
 } retx_scratch SEC(".maps");
 
+/* One lookup site (frame.bpf.h's counters_get). */
+static __noinline struct retx_scratch *retx_scratch_get(void)
+{
+	return bpf_map_lookup_elem(&retx_scratch, &map_zero);
+}
+
 /*
  * How many PSNs past the first missing one a requester can have sent by the
  * time the NAK for it is seen: its window in flight, which at 100 Gb/s and
@@ -248,12 +254,11 @@ static __always_inline void retx_timeout_early(struct roceval_scratch *s, struct
 	const struct frame_info *fi = &s->fi;
 	const struct roceval_cm_end *e;
 	struct retx_scratch *x;
-	__u32 zero = 0;
 	__u64 waited;
 
 	if (!cm_active || !s->timed || (held->psn_bits & (ROCE_PSN_MASK | ROCEVAL_RETX_TIMED)) != (fi->psn | ROCEVAL_RETX_TIMED))
 		return;
-	x = bpf_map_lookup_elem(&retx_scratch, &zero);
+	x = retx_scratch_get();
 	if (!x)
 		return;
 	cm_end_key_set(&x->end, fi->daddr, fi->dqpn, fi->ipv6);
@@ -304,10 +309,10 @@ static __always_inline void retx_after_nak(struct roceval_scratch *s, struct roc
 	if (!s->timed || (f->nak_rnr & ROCEVAL_NAK_UNTIMED))
 		return;
 	if (!(f->nak_rnr & ROCEVAL_NAK_RNR)) {
-		latency_record(LAT_NAK_RETX, waited);
+		roceval_latency_record(LAT_NAK_RETX, waited);
 		return;
 	}
-	latency_record(LAT_RNR_RETRY, waited);
+	roceval_latency_record(LAT_RNR_RETRY, waited);
 	if (!latency_backwards(waited) &&
 	    ((__u64)waited << ROCEVAL_LAT_TIME_SHIFT) < roce_rnr_timer_10us[f->nak_rnr & 0x1F] * 10000ULL)
 		violate(s, cnt, RULE_RNR_RETRY_EARLY);

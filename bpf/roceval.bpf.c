@@ -264,8 +264,14 @@ static __always_inline int frame_verdict(void *ctx, bool tc, bool rx_meta, struc
 		if (cfg->cc_on & ROCEVAL_CC_STATE)
 			roceval_congestion(len);
 	}
-	if (cfg->trace_on && !rule_set_empty(&s->rules))
-		trace_sample(ctx, tc, base, len, wire == ROCEVAL_WIRE_UNKNOWN ? len : wire, s, cfg, cnt);
+	if (cfg->trace_on && !rule_set_empty(&s->rules)) {
+		if (wire == ROCEVAL_WIRE_UNKNOWN)
+			wire = len;
+		if (tc)
+			roceval_trace_skb(ctx, base, len, wire);
+		else
+			roceval_trace(ctx, base, len, wire);
+	}
 	if (cfg->enforce && rule_set_meets(&s->rules, ROCEVAL_ERROR_MASK0, ROCEVAL_ERROR_MASK1)) {
 		cnt->total[TOTAL_DROPPED]++;
 		return XDP_DROP;

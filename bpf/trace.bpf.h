@@ -171,14 +171,33 @@ static __always_inline void trace_sample_one(void *ctx, bool tc, __u32 base, __u
 		cnt->total[TOTAL_TRACE_SAMPLES]++;
 }
 
-static __always_inline void trace_sample(void *ctx, bool tc, __u32 base, __u32 len, __u32 wire,
-					 struct roceval_scratch *s,
-					 const struct roceval_settings *cfg,
-					 struct roceval_counters *cnt)
+/*
+ * Global functions, one per context type: the frame calls one only when a
+ * trace runs and the frame broke a rule, and the verifier checks the
+ * samples once rather than in every state of the frame that reaches them.
+ */
+static __always_inline int trace_sample(void *ctx, bool tc, __u32 base, __u32 len, __u32 wire)
 {
+	struct roceval_scratch *s = scratch_get();
+	struct roceval_counters *cnt = counters_get();
+	const struct roceval_settings *cfg = settings_get();
+
+	if (!ctx || !s || !cnt || !cfg)
+		return 0;
 	for (__u32 slot = 0; slot < ROCEVAL_MAX_TRACES; slot++)
 		if (cfg->trace_on & (1u << slot))
 			trace_sample_one(ctx, tc, base, len, wire, s, cfg, cnt, slot);
+	return 0;
+}
+
+__noinline int roceval_trace(struct xdp_md *ctx, __u32 base, __u32 len, __u32 wire)
+{
+	return trace_sample(ctx, false, base, len, wire);
+}
+
+__noinline int roceval_trace_skb(struct __sk_buff *skb, __u32 base, __u32 len, __u32 wire)
+{
+	return trace_sample(skb, true, base, len, wire);
 }
 
 #endif /* ROCEVAL_TRACE_BPF_H */
