@@ -27,11 +27,11 @@ def real(name):
     return real_capture(f"realcaps/{name}")
 
 
-def write_records(path, records, snaplen=262144):
-    """A classic pcap of (captured bytes, wire length) records."""
-    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, 1)
+def write_records(path, records, snaplen=262144, order="<"):
+    """A classic pcap of (captured bytes, wire length) records, little- or big-endian (order)."""
+    out = struct.pack(order + "IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, 1)
     for i, (data, wire) in enumerate(records):
-        out += struct.pack("<IIII", 1700000000 + i, 0, len(data), wire) + bytes(data)
+        out += struct.pack(order + "IIII", 1700000000 + i, 0, len(data), wire) + bytes(data)
     Path(path).write_bytes(out)
     return path
 
@@ -48,8 +48,8 @@ def read_records(path):
     return out
 
 
-def replay_records(tmp_path, records, *opts, name="r.pcap"):
-    r = replay_json(write_records(tmp_path / name, records), *opts)
+def replay_records(tmp_path, records, *opts, name="r.pcap", order="<"):
+    r = replay_json(write_records(tmp_path / name, records, order=order), *opts)
     roce.check_accounting(r)
     return r
 
@@ -337,6 +337,15 @@ def test_unrecorded_snap_length(tmp_path):
     assert nonzero_rules(r) == {}
     text = run("replay", tmp_path / "r.pcap", check=True).stdout
     assert "snapped: 8 frames stop at 243 bytes, the capture's longest" in text
+    # big-endian; and among 3000 shorter whole frames (580 KB), which the scan of the records
+    # reads a chunk at a time
+    r = replay_records(tmp_path, at243([middle(i) for i in range(8)]), "--pmtu", "4096", name="be.pcap", order=">")
+    assert totals(r, "snapped", "icrc_unchecked") == {"snapped": 8, "icrc_unchecked": 8}
+    short = [(f, len(f)) for f in [roce.roce(0x04, 120, psn=i) for i in range(250)]]
+    spread = short * 6 + at243([middle(i) for i in range(4)]) + short * 6 + at243([middle(i) for i in range(4, 8)])
+    r = replay_records(tmp_path, spread, "--pmtu", "4096", name="spread.pcap")
+    assert (tmp_path / "spread.pcap").stat().st_size > 2 * 256 * 1024
+    assert totals(r, "snapped", "icrc_unchecked") == {"snapped": 8, "icrc_unchecked": 8}
     # seven are not a pattern: each record is taken at its word
     r = replay_records(tmp_path, at243([middle(i) for i in range(7)]), name="7.pcap")
     assert (r["snapped"], nonzero_rules(r)) == (0, {"truncated": 7})

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,7 +91,8 @@ struct snap_scan {
 	__u32 longest;
 };
 
-static void snap_scan_add(struct snap_scan *s, const unsigned char *data, __u32 caplen, __u32 wire)
+/* A record of caplen bytes of a frame of `wire`, its first `head` bytes at data. */
+static void snap_scan_add(struct snap_scan *s, const unsigned char *data, __u32 head, __u32 caplen, __u32 wire)
 {
 	if (caplen > s->longest) {
 		s->longest = caplen;
@@ -101,7 +101,7 @@ static void snap_scan_add(struct snap_scan *s, const unsigned char *data, __u32 
 	}
 	if (caplen != s->longest)
 		return;
-	if (wire == caplen && claimed_len(data, caplen) > caplen)
+	if (wire == caplen && claimed_len(data, head) > caplen)
 		s->cut++;
 	else
 		s->whole = true;
@@ -126,53 +126,68 @@ static __u32 pcap_u32(const unsigned char *p, bool swapped)
 	return swapped ? __builtin_bswap32(v) : v;
 }
 
+/* The file read a chunk at a time, and the bytes of a frame claimed_len() reads at most. */
+#define SCAN_CHUNK (256 << 10)
+#define SCAN_HEAD 64
+
 /*
- * The snap scan of a classic pcap file of Ethernet frames through its
- * mapping, the records walked in place: read through libpcap, the scan
- * copied the whole file once more before a frame was judged.  -1 for any
- * other file, or a record libpcap would not give as it stands (longer than
- * the file's snap length), which libpcap then reads.
+ * The snap scan of a classic pcap file of Ethernet frames, its records'
+ * headers walked in chunks read with pread(): through libpcap the scan
+ * copied every frame twice more before one was judged, and through a
+ * mapping of the file its page faults cost more than reading it.  -1 for
+ * any other file, or a record libpcap would not give as it stands (longer
+ * than the file's snap length), which libpcap then reads.
  */
-static long long snaplen_mapped(const char *path)
+static long long snaplen_read(int fd, __u64 size, unsigned char *buf)
 {
 	struct snap_scan scan = {};
-	long long ret = -1;
-	const unsigned char *m;
-	struct stat st;
-	__u32 magic, snaplen;
+	__u64 lo = 0, have = 0, off;
+	__u32 magic, snaplen, caplen;
 	bool swapped;
-	size_t off;
-	int fd = open(path, O_RDONLY);
+	ssize_t got;
 
-	if (fd < 0)
+	if (size < 24 || pread(fd, buf, 24, 0) != 24)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 24) {
-		close(fd);
-		return -1;
-	}
-	m = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -1;
-	memcpy(&magic, m, sizeof(magic));
+	memcpy(&magic, buf, sizeof(magic));
 	swapped = magic == __builtin_bswap32(PCAP_MAGIC_US) || magic == __builtin_bswap32(PCAP_MAGIC_NS);
-	snaplen = pcap_u32(m + 16, swapped);
-	if ((swapped || magic == PCAP_MAGIC_US || magic == PCAP_MAGIC_NS) && pcap_u32(m + 20, swapped) == LINKTYPE_ETHERNET &&
-	    snaplen && snaplen <= PCAP_RECORD_MAX) {
-		/* a record cut short by the file's end ends libpcap's reading too */
-		for (off = 24; off + 16 <= (size_t)st.st_size; off += 16 + pcap_u32(m + off + 8, swapped)) {
-			__u32 caplen = pcap_u32(m + off + 8, swapped);
+	snaplen = pcap_u32(buf + 16, swapped);
+	if ((!swapped && magic != PCAP_MAGIC_US && magic != PCAP_MAGIC_NS) ||
+	    pcap_u32(buf + 20, swapped) != LINKTYPE_ETHERNET || !snaplen || snaplen > PCAP_RECORD_MAX)
+		return -1;
+	/* a record cut short by the file's end ends libpcap's reading too */
+	for (off = 24; off + 16 <= size; off += 16 + (__u64)caplen) {
+		const unsigned char *rec;
 
-			if (caplen > snaplen)
-				goto out;
-			if (caplen > st.st_size - off - 16)
-				break;
-			snap_scan_add(&scan, m + off + 16, caplen, pcap_u32(m + off + 12, swapped));
+		if (off + 16 + SCAN_HEAD > lo + have && lo + have < size) {
+			got = pread(fd, buf, SCAN_CHUNK, off);
+			if (got < 16)
+				return -1;
+			lo = off;
+			have = got;
 		}
-		ret = snap_scan_length(&scan);
+		rec = buf + (off - lo);
+		caplen = pcap_u32(rec + 8, swapped);
+		if (caplen > snaplen)
+			return -1;
+		if (caplen > size - off - 16)
+			break;
+		snap_scan_add(&scan, rec + 16, caplen < SCAN_HEAD ? caplen : SCAN_HEAD, caplen, pcap_u32(rec + 12, swapped));
 	}
-out:
-	munmap((void *)m, st.st_size);
+	return snap_scan_length(&scan);
+}
+
+static long long snaplen_pcap(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	unsigned char *buf = malloc(SCAN_CHUNK);
+	long long ret = -1;
+	struct stat st;
+
+	if (fd >= 0 && buf && !fstat(fd, &st) && S_ISREG(st.st_mode))
+		ret = snaplen_read(fd, st.st_size, buf);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	return ret;
 }
 
@@ -184,12 +199,12 @@ static __u32 unrecorded_snaplen(const char *path)
 	const unsigned char *data;
 	struct snap_scan scan = {};
 	struct to_ether conv;
-	long long mapped = snaplen_mapped(path);
+	long long pcap_scan = snaplen_pcap(path);
 	char *buf;
 	pcap_t *pcap;
 
-	if (mapped >= 0)
-		return mapped;
+	if (pcap_scan >= 0)
+		return pcap_scan;
 	pcap = capture_open(path, errbuf, &buf);
 	if (!pcap)
 		return 0;
@@ -200,7 +215,7 @@ static __u32 unrecorded_snaplen(const char *path)
 		data = to_ether_frame(&conv, data, &caplen, &wire);
 		if (!data)
 			break;
-		snap_scan_add(&scan, data, caplen, wire);
+		snap_scan_add(&scan, data, caplen, caplen, wire);
 	}
 	to_ether_free(&conv);
 	pcap_close(pcap);
