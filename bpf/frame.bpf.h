@@ -171,7 +171,7 @@ struct roceval_scratch {
 		 * ROCEVAL_MIRROR_SPARE bytes more, over the start of buf, so
 		 * that a mirrored frame's inner frame, within that many bytes of
 		 * its start, is in it whole; buf is not used before the inner
-		 * frame's copy has taken them (roceval_inner_kept()).
+		 * frame's copy has taken them (mirror_inner_kept()).
 		 */
 		__u8 l2l4[ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE];
 		struct {
@@ -202,7 +202,7 @@ struct roceval_scratch {
 	__u32 inner_len;     /* the bytes captured of it, */
 	__u32 inner_wire;    /* its length on the wire (ROCEVAL_WIRE_UNKNOWN: the switch cut it) */
 	__u32 inner_session; /* and its session: slot + 1, or ROCEVAL_MIRROR_UNLISTED */
-	__u32 inner_kept;    /* its first copy's bytes are in l2l4, inner_at on (roceval_inner_kept) */
+	__u32 inner_kept;    /* its first copy is at l2l4's start, moved there (mirror_inner_kept) */
 	__u32 held;	     /* the frame's bytes l2l4 holds when read with the helper, else 0 (frame_head) */
 };
 

@@ -295,25 +295,51 @@ static __always_inline void mirror_count(struct roceval_counters *cnt, struct ro
 }
 
 /*
- * The frame whose first n bytes are in the scratch, which the parse turned
- * away, in session `session` (ROCEVAL_MIRROR_BARE: none, a frame as it
- * came): 1 when it is a mirrored frame, its inner frame's place and
- * session then in the scratch (inner_*); 0 otherwise (not a mirror,
- * malformed, or nested in a mirrored frame's inner frame, each counted).
- * Global: verified once, whatever calls it.
+ * The inner frame of the frame roceval_mirror() is taking apart, when the
+ * outer frame's first copy holds its own: moved to the start of the copy,
+ * inner_at bytes down, in place of a second call to the load helper, before
+ * anything reads the inner frame in place (a read in place that stops at
+ * the head's end has written over the copy's first words); true when it
+ * was.  Word by word upwards, each word read before anything is written
+ * over it.  Here rather than in the inner frame's pass: no call and no
+ * lookup of the scratch, and the verifier checks it once, not on the
+ * frame's path (inlined there, that path was walked once more: 141k).
  */
-__noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
+static __always_inline bool mirror_inner_kept(struct roceval_scratch *s)
 {
-	__u32 zero = 0, slot, end;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct roceval_counters *cnt = bpf_map_lookup_elem(&counters, &zero);
-	struct roceval_settings *cfg = bpf_map_lookup_elem(&settings, &zero);
+	__u32 at = s->inner_at;
+
+	barrier_var(at);
+	if (at > ROCEVAL_MIRROR_SPARE)
+		return false;
+#pragma unroll
+	for (int i = 0; i < ROCEVAL_L2L4_MAX / 8; i++)
+		((__u64 *)s->l2l4)[i] = *(const __u64 *)(s->l2l4 + at + 8 * i);
+	return true;
+}
+
+/*
+ * The frame whose first bytes are in the scratch, which the parse turned
+ * away, in the session of its flow key (ROCEVAL_MIRROR_BARE: none, a frame
+ * as it came): 1 when it is a mirrored frame, its inner frame's place and
+ * session then in the scratch (inner_*), its first copy already at the
+ * copy's start when the outer one's held it (inner_kept); 0 otherwise (not a mirror,
+ * malformed, or nested in a mirrored frame's inner frame, each counted).
+ * Global: verified once, whatever calls it.  The caller's scratch, counters
+ * and settings, not looked up again (five arguments at most: the session
+ * is the one frame_begin() wrote in the flow key, n follows from len).
+ */
+__noinline int roceval_mirror(struct roceval_scratch *s, struct roceval_counters *cnt,
+			      const struct roceval_settings *cfg, __u32 len, __u32 wire)
+{
+	__u32 slot, end, session, n = len < ROCEVAL_L2L4_MAX ? len : ROCEVAL_L2L4_MAX;
 	struct roceval_mirror_stats *st;
 	struct mirror_outer o;
 	__u8 encap;
 
 	if (!s || !cnt || !cfg)
 		return 0;
+	session = s->fi.key.session;
 	encap = mirror_outer_parse(s, n, wire, cfg, &o);
 	if (!encap)
 		return 0;
@@ -349,7 +375,8 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 	s->inner_wire = o.truncated ? ROCEVAL_WIRE_UNKNOWN : o.end - o.at;
 	s->inner_session = st ? slot + 1 : ROCEVAL_MIRROR_UNLISTED;
 	/* the inner frame's first copy is within the bytes of the outer one's the scratch holds */
-	s->inner_kept = o.at + (s->inner_len < ROCEVAL_L2L4_MAX ? s->inner_len : ROCEVAL_L2L4_MAX) <= s->held;
+	s->inner_kept = o.at + (s->inner_len < ROCEVAL_L2L4_MAX ? s->inner_len : ROCEVAL_L2L4_MAX) <= s->held &&
+			mirror_inner_kept(s);
 	if (replay_clock) {
 		batch_inner.at = s->inner_at;
 		batch_inner.len = s->inner_len;
@@ -359,31 +386,6 @@ __noinline int roceval_mirror(__u32 n, __u32 len, __u32 wire, __u32 session)
 	/* the inner frame is counted as a bare one would be: the outer frame's count stands for it */
 	cnt->total[TOTAL_FRAMES]--;
 	cnt->total[TOTAL_BYTES] -= s->inner_len;
-	return 1;
-}
-
-/*
- * The inner frame of the frame roceval_mirror() just took apart, when the
- * outer frame's first copy holds its own (inner_kept): moved to the start
- * of the copy, inner_at bytes down, in place of a second call to the load
- * helper; 1 when it was.  Word by word upwards, each word read before
- * anything is written over it.  Global: inlined in the frame's path, the
- * verifier walked that path once more after it (18k instructions).
- */
-__noinline int roceval_inner_kept(void)
-{
-	__u32 zero = 0, at;
-	struct roceval_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-
-	if (!s || !s->inner_kept)
-		return 0;
-	at = s->inner_at;
-	barrier_var(at);
-	if (at > ROCEVAL_MIRROR_SPARE)
-		return 0;
-#pragma unroll
-	for (int i = 0; i < ROCEVAL_L2L4_MAX / 8; i++)
-		((__u64 *)s->l2l4)[i] = *(const __u64 *)(s->l2l4 + at + 8 * i);
 	return 1;
 }
 

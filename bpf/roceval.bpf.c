@@ -305,14 +305,13 @@ static __always_inline bool frame_lengths(struct roceval_scratch *s, struct roce
 }
 
 /*
- * The frame's first n bytes into the scratch: what its outer frame's copy
- * kept, or read in place, or with the helper, which then brings up to
- * ROCEVAL_MIRROR_SPARE bytes more.  The kept bytes first: a read in place
- * that stops at the head's end (a batch's record across its first page)
- * has already written over the copy's first words, where they are.  The
- * bytes of the frame the helper brought in held, 0 when it was read in
- * place: its inner frame is in place too, and a read in place of it costs
- * less than the move (roceval_inner_kept()).  False when it could not be read.
+ * The frame's first n bytes into the scratch: already there when its outer
+ * frame's copy held them (roceval_mirror() moved them down), else read in
+ * place, else with the helper, which then brings up to
+ * ROCEVAL_MIRROR_SPARE bytes more.  The bytes of the frame the helper
+ * brought in held, 0 when it was read in place: its inner frame is in place
+ * too, and a read in place of it costs less than the move
+ * (mirror_inner_kept()).  False when it could not be read.
  */
 static __always_inline bool frame_head(void *ctx, bool tc, struct roceval_scratch *s, __u32 base, __u32 len,
 				       __u32 n, __u32 session)
@@ -320,7 +319,7 @@ static __always_inline bool frame_head(void *ctx, bool tc, struct roceval_scratc
 	__u64 more;
 
 	s->held = 0;
-	if ((session && s->inner_kept && roceval_inner_kept()) || frame_head_copy(ctx, tc, base, s->l2l4, n))
+	if ((session && s->inner_kept) || frame_head_copy(ctx, tc, base, s->l2l4, n))
 		return true;
 	more = len < ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE ? len : ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE;
 	barrier_var(more);
@@ -364,7 +363,7 @@ static __always_inline int frame_body(void *ctx, bool tc, bool rx_meta, __u32 ba
 	if (!parse_l2l4(s->l2l4, n, cfg, li)) {
 		if (mac_control(s))
 			roceval_mac_control(n); /* PFC (pfc.bpf.h) */
-		else if (roceval_mirror(n, len, wire, session))
+		else if (roceval_mirror(s, cnt, cfg, len, wire))
 			return ROCEVAL_MIRRORED;
 		return XDP_PASS;
 	}
