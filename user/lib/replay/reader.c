@@ -160,7 +160,8 @@ static long long snaplen_read(int fd, __u64 size, unsigned char *buf)
 
 		if (off + 16 + SCAN_HEAD > lo + have && lo + have < size) {
 			got = pread(fd, buf, SCAN_CHUNK, off);
-			if (got < 16)
+			/* short of what the file's size promised (a file being written): libpcap reads it */
+			if (got < 0 || (__u64)got < (size - off < 16 + SCAN_HEAD ? size - off : 16 + SCAN_HEAD))
 				return -1;
 			lo = off;
 			have = got;
