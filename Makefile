@@ -15,7 +15,7 @@ CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE
 # BPF_NO_PRESERVE_ACCESS_INDEX: the programs read only their context and packet bytes, whose
 # layouts are uapi, so no CO-RE relocation (which makes libbpf read the kernel's BTF at each load).
-BPF_CFLAGS := -target bpf -O2 -g -Wall -fno-strict-aliasing -D__TARGET_ARCH_$(ARCH) -DBPF_NO_PRESERVE_ACCESS_INDEX \
+BPF_CFLAGS := -target bpf -mcpu=v3 -O2 -g -Wall -fno-strict-aliasing -D__TARGET_ARCH_$(ARCH) -DBPF_NO_PRESERVE_ACCESS_INDEX \
 	      -Iinclude -I$(OUTPUT) -I.
 LDLIBS    := -lbpf -lelf -lz -lpcap -lxdp -lm -lmicrohttpd -lpthread -lncursesw
 

@@ -81,8 +81,6 @@ static __always_inline int aeth_rule(__u8 syn)
 static __always_inline void judge_cnp(struct roceval_scratch *s, struct roceval_counters *cnt,
 				      const __u8 *buf, __u32 bth, __u8 b1, __u32 xhl, __u32 tlen, __u64 copy)
 {
-	__u8 rv = 0;
-
 	violate(s, cnt, RULE_CNP);
 	if (b1 & 0x80)
 		violate(s, cnt, RULE_SE);
@@ -96,9 +94,8 @@ static __always_inline void judge_cnp(struct roceval_scratch *s, struct roceval_
 	if (xhl + ROCE_BTH_LEN + ROCE_CNP_RESERVED_LEN > copy)
 		return;
 	s->fi.hdr_end += ROCE_CNP_RESERVED_LEN;
-	for (int i = 0; i < ROCE_CNP_RESERVED_LEN; i++)
-		rv |= buf[bth + ROCE_BTH_LEN + i];
-	if (rv)
+	/* two words, not 16 bytes: unaligned loads are cheap where roceval runs (rd16()) */
+	if (*(const __u64 *)(buf + bth + ROCE_BTH_LEN) | *(const __u64 *)(buf + bth + ROCE_BTH_LEN + 8))
 		violate(s, cnt, RULE_RESERVED);
 }
 

@@ -22,8 +22,9 @@
 #define IPV6_NEXTHDR_FRAGMENT 44
 
 /*
- * Bytes past ROCEVAL_L2L4_MAX the load helper brings of a frame: the outer
- * headers of the usual mirrors (ERSPAN II and III, VXLAN, over IPv4 or IPv6,
+ * Bytes past ROCEVAL_L2L4_MAX the load helper brings of a frame that
+ * follows a mirrored one (roceval_scratch.spare): the outer headers of the
+ * usual mirrors (ERSPAN II and III, VXLAN, over IPv4 or IPv6,
  * two VLAN tags) fit, so their inner frame needs no second helper call.
  */
 #define ROCEVAL_MIRROR_SPARE 96
@@ -41,40 +42,67 @@ static __always_inline long frame_load(void *ctx, bool tc, __u32 off, void *to, 
 	return tc ? bpf_skb_load_bytes(ctx, off, to, len) : bpf_xdp_load_bytes(ctx, off, to, len);
 }
 
+/* The linear head's first and end byte, the first moved to the frame at `base`; false past a batch. */
+static __always_inline bool frame_head_bounds(void *ctx, bool tc, __u64 base, __u8 **data, __u8 **end)
+{
+	if (tc) {
+		*data = (__u8 *)(long)((struct __sk_buff *)ctx)->data;
+		*end = (__u8 *)(long)((struct __sk_buff *)ctx)->data_end;
+	} else {
+		*data = (__u8 *)(long)((struct xdp_md *)ctx)->data;
+		*end = (__u8 *)(long)((struct xdp_md *)ctx)->data_end;
+	}
+	/* one register: otherwise clang bounds one copy of base and adds another, and the verifier refuses */
+	barrier_var(base);
+	if (base > ROCEVAL_BATCH_BYTES)
+		return false;
+	*data += base;
+	return true;
+}
+
+enum { HEAD_NOT_HELD, HEAD_COPIED, HEAD_SHORT };
+
 /*
  * The first `n` bytes of the frame at `base` (a replay batch's record; a
  * live frame is at 0) from the linear head, where the program may read them
- * in place: word by word, each read proven against the head's end as the
- * verifier requires, the bytes after the last whole word as one word ending
- * at the n-th (n is at least ETH_HLEN).  Inline loads cost less than a call
- * to the load helper (docs/performance.md).  False when the head holds fewer (a tc frame
- * split across pages, a batch's records past its first page): the caller
- * then loads with the helper.  Only the copy is read in place: the verifier
- * forgets what a packet pointer was proven to reach as soon as a variable
- * offset (a VLAN tag, the IHL, an xTH) is added to it.
+ * in place, when n is the whole copy: one bound for every word.  Inline
+ * loads cost less than a call to the load helper (docs/performance.md).
+ * HEAD_SHORT: a shorter frame the head may hold, for frame_head_short();
+ * HEAD_NOT_HELD: the head holds fewer (a tc frame split across pages, a
+ * batch's records past its first page), for the helper.  Only the copy is
+ * read in place: the verifier forgets what a packet pointer was proven to
+ * reach as soon as a variable offset (a VLAN tag, the IHL, an xTH) is added
+ * to it.
  */
-static __always_inline bool frame_head_copy(void *ctx, bool tc, __u32 base, __u8 *to, __u32 n)
+static __always_inline int frame_head_copy(void *ctx, bool tc, __u32 base, __u8 *to, __u32 n)
 {
 	__u8 *data, *end;
-	__u32 i, done, tail;
 
-	if (tc) {
-		data = (__u8 *)(long)((struct __sk_buff *)ctx)->data;
-		end = (__u8 *)(long)((struct __sk_buff *)ctx)->data_end;
-	} else {
-		data = (__u8 *)(long)((struct xdp_md *)ctx)->data;
-		end = (__u8 *)(long)((struct xdp_md *)ctx)->data_end;
-	}
-	if (base > ROCEVAL_BATCH_BYTES)
-		return false;
-	data += base;
-	/* The common case, a frame longer than the copy: one bound for every word. */
+	if (!frame_head_bounds(ctx, tc, base, &data, &end))
+		return HEAD_NOT_HELD;
 	if (n == ROCEVAL_L2L4_MAX && data + ROCEVAL_L2L4_MAX <= end) {
 #pragma unroll
-		for (i = 0; i < ROCEVAL_L2L4_MAX / 8; i++)
+		for (int i = 0; i < ROCEVAL_L2L4_MAX / 8; i++)
 			((__u64 *)to)[i] = *(__u64 *)(data + 8 * i);
-		return true;
+		return HEAD_COPIED;
 	}
+	return n < ROCEVAL_L2L4_MAX && data + ETH_HLEN <= end ? HEAD_SHORT : HEAD_NOT_HELD;
+}
+
+/*
+ * frame_head_copy() of a frame shorter than the copy: word by word, each
+ * read proven against the head's end as the verifier requires, the bytes
+ * after the last whole word as one word ending at the n-th (n is at least
+ * ETH_HLEN); false when the head holds fewer.  64-bit counters, as the
+ * pointers they are compared with: no extension of n for every word.
+ */
+static __always_inline bool frame_head_short(void *ctx, bool tc, __u64 base, __u8 *to, __u64 n)
+{
+	__u8 *data, *end;
+	__u64 i, done, tail;
+
+	if (!frame_head_bounds(ctx, tc, base, &data, &end))
+		return false;
 #pragma unroll
 	for (i = 0; i < ROCEVAL_L2L4_MAX / 8; i++) {
 		if (8 * (i + 1) > n || data + 8 * (i + 1) > end)
@@ -204,6 +232,14 @@ struct roceval_scratch {
 	__u32 inner_session; /* and its session: slot + 1, or ROCEVAL_MIRROR_UNLISTED */
 	__u32 inner_kept;    /* its first copy is at l2l4's start, moved there (mirror_inner_kept) */
 	__u32 held;	     /* the frame's bytes l2l4 holds when read with the helper, else 0 (frame_head) */
+	/*
+	 * The last frame was a mirrored one: the next one the helper reads
+	 * brings ROCEVAL_MIRROR_SPARE bytes more.  A mirror port's frames are
+	 * all mirrored and a host's none, so the frame before tells which
+	 * this one is; a guess gone wrong costs a mirrored frame a second
+	 * read of its inner frame, never a verdict.
+	 */
+	__u32 spare;
 };
 
 /*

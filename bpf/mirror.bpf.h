@@ -377,6 +377,7 @@ __noinline int roceval_mirror(struct roceval_scratch *s, struct roceval_counters
 	/* the inner frame's first copy is within the bytes of the outer one's the scratch holds */
 	s->inner_kept = o.at + (s->inner_len < ROCEVAL_L2L4_MAX ? s->inner_len : ROCEVAL_L2L4_MAX) <= s->held &&
 			mirror_inner_kept(s);
+	s->spare = 1;
 	if (replay_clock) {
 		batch_inner.at = s->inner_at;
 		batch_inner.len = s->inner_len;

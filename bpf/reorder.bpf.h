@@ -88,15 +88,13 @@ static __always_inline struct bits bits_shl(struct bits b, __u32 n)
 {
 	struct bits r = {};
 
-	if (n >= 128)
-		return r;
 	if (n >= 64) {
-		r.hi = b.lo << (n - 64);
+		/* n >= 128 shifts everything out: a mask, not a branch */
+		r.hi = (b.lo << (n & 63)) & (__u64)(((__s64)n - 128) >> 63);
 		return r;
 	}
-	if (!n)
-		return b;
-	r.hi = b.hi << n | b.lo >> (64 - n);
+	/* the low word's bits carried up, in two shifts so that n = 0 carries none */
+	r.hi = b.hi << n | (b.lo >> 1) >> (63 - n);
 	r.lo = b.lo << n;
 	return r;
 }

@@ -305,23 +305,49 @@ static __always_inline bool frame_lengths(struct roceval_scratch *s, struct roce
 }
 
 /*
+ * frame_head_short() in a function of its own: there its word loop keeps
+ * what it needs in registers, where inlined in the frame every word spilled
+ * and reloaded the frame's values; the verifier checks it once.
+ */
+__noinline int roceval_head_short(struct xdp_md *ctx, struct roceval_scratch *s, __u64 base, __u64 n)
+{
+	return ctx && s && frame_head_short(ctx, false, base, s->l2l4, n);
+}
+
+__noinline int roceval_head_short_skb(struct __sk_buff *skb, struct roceval_scratch *s, __u64 base, __u64 n)
+{
+	return skb && s && frame_head_short(skb, true, base, s->l2l4, n);
+}
+
+/*
  * The frame's first n bytes into the scratch: already there when its outer
  * frame's copy held them (roceval_mirror() moved them down), else read in
- * place, else with the helper, which then brings up to
- * ROCEVAL_MIRROR_SPARE bytes more.  The bytes of the frame the helper
- * brought in held, 0 when it was read in place: its inner frame is in place
- * too, and a read in place of it costs less than the move
- * (mirror_inner_kept()).  False when it could not be read.
+ * place, else with the helper, which brings ROCEVAL_MIRROR_SPARE bytes
+ * more when the frame before was a mirrored one (its inner frame then taken
+ * from this copy: mirror_inner_kept()).  The bytes of the frame the helper brought
+ * in held, 0 when it was read in place: its inner frame is in place too,
+ * and a read in place of it costs less than the move.  False when it
+ * could not be read.
  */
 static __always_inline bool frame_head(void *ctx, bool tc, struct roceval_scratch *s, __u32 base, __u32 len,
 				       __u32 n, __u32 session)
 {
-	__u64 more;
+	__u64 more = n;
+	int head;
 
-	s->held = 0;
-	if ((session && s->inner_kept) || frame_head_copy(ctx, tc, base, s->l2l4, n))
+	if (session && s->inner_kept)
 		return true;
-	more = len < ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE ? len : ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE;
+	head = frame_head_copy(ctx, tc, base, s->l2l4, n);
+	if (head == HEAD_SHORT)
+		head = tc ? roceval_head_short_skb(ctx, s, base, n) : roceval_head_short(ctx, s, base, n);
+	if (head) {
+		s->held = 0;
+		return true;
+	}
+	if (s->spare && !session) {
+		more = len < ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE ? len : ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE;
+		s->spare = 0;
+	}
 	barrier_var(more);
 	if (more < 1 || more > ROCEVAL_L2L4_MAX + ROCEVAL_MIRROR_SPARE || frame_load(ctx, tc, base, s->l2l4, more))
 		return false;

@@ -209,3 +209,27 @@ def test_inner_frame_across_a_batch_page(tmp_path):
     n = rec * per
     assert (r["frames"], r["roce"], r["icrc_ok"], r["mirror_frames"], r["mirror_lost"]) == (n + 2 * rec, n, n, n, 0)
     assert sum(r["rules"].values()) == 0
+
+
+@pytest.mark.parametrize("family", [4, 6])
+def test_mirrored_and_bare_frames_in_turn_read_with_the_helper(tmp_path, family):
+    """A frame the load helper reads brings the bytes a mirror's inner frame needs only when the
+    frame before it was mirrored: a mirrored frame after a bare one reads its inner frame a
+    second time, a bare one after a mirrored one reads more than it needs.  Bare and mirrored
+    frames of two QPs in every order, over several batches (a 5 KB filler first: the first
+    batch's frames are read with the helper, each later batch's first page in place, after the
+    helper read the batch before's last), are each judged as alone; a bad ICRC in a mirrored
+    frame after a bare one, in a bare one after a mirrored one and in a mirrored one after a
+    mirrored one."""
+    pattern = "BMMBBMBMMMBBBM"
+    frames, psn = [roce.frame(bytes(5000), dport=9)], {"B": 0, "M": 0}
+    for i, kind in enumerate(pattern * 100):
+        bad = i in (5, 6, 8)
+        f = roce.roce(SEND, 16 + i, psn=psn[kind], dqpn=0x100 if kind == "B" else 0x200,
+                      ipv6=family == 6, frame_kw={"bad_icrc": bad})
+        psn[kind] += 1
+        frames.append(encap.wrap(f, "erspan2", family, seq=psn[kind]) if kind == "M" else f)
+    r = replay(tmp_path, frames)
+    n = 100 * len(pattern)
+    assert (r["frames"], r["roce"], r["icrc_ok"], r["mirror_frames"]) == (n + 1, n, n - 3, psn["M"])
+    assert {k: v for k, v in r["rules"].items() if v} == {"icrc": 3}
