@@ -10,6 +10,8 @@ would, numbering the frames.
 import socket
 import struct
 
+import roce
+
 ENCAPS = ("erspan1", "erspan2", "erspan3", "gre", "vxlan", "geneve")
 # the encapsulations that carry a sequence number (the GRE S bit)
 NUMBERED = ("erspan2", "erspan3", "gre")
@@ -25,12 +27,7 @@ OUTER_V6 = ("2001:db8:5::10", "2001:db8:5::1")
 
 
 def _csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f">{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
+    return ~roce.ones_sum(data) & 0xFFFF
 
 
 def _ip(proto, body, family, src, dst, tos=0):
