@@ -17,7 +17,15 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Iinclude -Iuser/lib
 # layouts are uapi, so no CO-RE relocation (which makes libbpf read the kernel's BTF at each load).
 BPF_CFLAGS := -target bpf -mcpu=v3 -O2 -g -Wall -fno-strict-aliasing -D__TARGET_ARCH_$(ARCH) -DBPF_NO_PRESERVE_ACCESS_INDEX \
 	      -Iinclude -I$(OUTPUT) -I.
-LDLIBS    := -lbpf -lelf -lz -lpcap -lxdp -lm -lmicrohttpd -lpthread -lncursesw
+LDLIBS    := -lbpf -lelf -lz -lpcap -lxdp -lm -lpthread -lncursesw
+# Opened by the code that needs them (dlopen), not linked: libmicrohttpd brings gnutls and eight
+# more libraries, 5 ms of every process's start, for the daemon's endpoint alone.  The code opens
+# the soname the linker would have recorded; the package depends on it all the same (make deb).
+DLOPEN_LIBS := microhttpd
+soname = $(shell readelf -d "$$($(CC) -print-file-name=lib$(1).so)" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+MHD_SONAME := $(call soname,microhttpd)
+DLOPEN_CFLAGS := $(if $(MHD_SONAME),-DROCEVAL_MHD_SONAME='"$(MHD_SONAME)"')
+CFLAGS    += $(DLOPEN_CFLAGS)
 
 # `roceval feed --rdma`: the RDMA sniffer through libibverbs, where its header is installed;
 # IBVERBS=0 builds without it (the option then says it is unavailable).
@@ -123,7 +131,8 @@ install: $(BIN)
 	install -D -m 0644 deploy/roceval.conf.example $(DESTDIR)$(DOCDIR)/roceval.conf.example
 
 # make deb: roceval_VERSION-1_ARCH.deb from this tree.  Depends is what dpkg-shlibdeps finds the
-# binary linked against, so a library added to LDLIBS reaches the package by itself.  libibverbs
+# binary, and a program linked against DLOPEN_LIBS, need, so a library added to LDLIBS or
+# DLOPEN_LIBS reaches the package by itself.  libibverbs
 # finds no device without its providers (feed --rdma), which it does not depend on: recommended.
 VERSION  := $(shell sed -n 's/^\#define ROCEVAL_VERSION "\(.*\)"/\1/p' user/lib/version.h)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
@@ -139,7 +148,8 @@ deb: $(BIN)
 	install -D -m 0644 deploy/debian-copyright $(DEB_ROOT)/usr/share/doc/roceval/copyright
 	mkdir -p $(DEB_ROOT)/DEBIAN $(OUTPUT)/deb/debian
 	printf 'Source: roceval\n\nPackage: roceval\nArchitecture: any\n' > $(OUTPUT)/deb/debian/control
-	cd $(OUTPUT)/deb && dpkg-shlibdeps -O -eroot/usr/sbin/roceval > shlibs.substvars
+	printf 'int main(void) { return 0; }\n' | $(CC) -x c - -o $(OUTPUT)/deb/dlopened -Wl,--no-as-needed $(addprefix -l,$(DLOPEN_LIBS))
+	cd $(OUTPUT)/deb && dpkg-shlibdeps -O -eroot/usr/sbin/roceval -edlopened > shlibs.substvars
 	{ echo "Package: roceval"; echo "Version: $(VERSION)-1"; echo "Architecture: $(DEB_ARCH)"; \
 	  echo "Maintainer: roceval developers <roceval@users.noreply.github.com>"; \
 	  echo "Section: net"; echo "Priority: optional"; \

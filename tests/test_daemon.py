@@ -538,6 +538,31 @@ def test_missing_interface_fails_cleanly(tmp_path):
     assert not os.path.exists(f"/run/roceval/daemon-{pin_dir().name}-rvnosuch0.lock")  # removed, not left behind
 
 
+def test_without_libmicrohttpd_only_the_endpoint_is_refused(tmp_path, good_capture):
+    """libmicrohttpd is opened by the daemon's endpoint, not linked: where it cannot be opened a
+    daemon that would serve says so in one line before it looks at an interface, one that does
+    not serve goes on, and a replay judges as before."""
+    lib = re.search(r"^\s+libmicrohttpd\.so\.\S+ \(libc6[^)]*\) => (\S+)$",
+                    subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout, re.M).group(1)
+
+    def unloadable(*args):
+        # a private mount namespace, where the library's file is empty
+        return subprocess.run(["unshare", "-m", "sh", "-c", 'mount --bind /dev/null "$1" && shift && exec "$@"',
+                               "sh", os.path.realpath(lib), str(ROCEVAL), *map(str, args)],
+                              capture_output=True, text=True, timeout=60)
+
+    conf = tmp_path / "c.conf"
+    conf.write_text("interface = rvnosuch0\nlisten = 127.0.0.1:9\n")
+    res = unloadable("daemon", "--config", conf)
+    assert res.returncode == 1
+    assert res.stderr == f"roceval: the metrics endpoint needs libmicrohttpd (or --listen none): {lib}: file too short\n"
+    res = unloadable("daemon", "--config", conf, "--listen", "none")
+    assert (res.returncode, res.stderr) == (1, "roceval: rvnosuch0: no such interface\n")
+    res = unloadable("replay", "--json", good_capture[0])
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == json.loads(run("replay", "--json", good_capture[0], check=True).stdout)
+
+
 def test_help_documents_every_key():
     text = run("help", "daemon", check=True).stdout
     keys = ["interface", "listen", "interval", "mode", "detach_on_exit", "json_log"]

@@ -119,14 +119,39 @@ def field(deb, name):
                           check=True).stdout.strip()
 
 
+def needed(elf):
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]",
+                      subprocess.run(["readelf", "-d", elf], capture_output=True, text=True).stdout)
+
+
+def dlopened():
+    """The sonames of the libraries the Makefile has the code open rather than link: those of
+    the files the linker would take for them."""
+    sonames = []
+    for lib in make_var("DLOPEN_LIBS"):
+        path = subprocess.run(["cc", f"-print-file-name=lib{lib}.so"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+        sonames.append(re.search(r"\(SONAME\)\s+Library soname: \[(.*)\]", dynamic).group(1))
+    return sonames
+
+
+def test_dlopened_libraries_are_not_linked():
+    """A process that does not serve HTTP does not load libmicrohttpd and the TLS libraries under
+    it: the binary does not need it, and names the soname it opens."""
+    sonames = dlopened()
+    assert any(s.startswith("libmicrohttpd.so.") for s in sonames), sonames
+    for soname in sonames:
+        assert soname not in needed(ROCEVAL)
+        assert soname.encode() in ROCEVAL.read_bytes()
+
+
 def test_deb_depends_on_every_library_the_binary_needs(deb):
     assert field(deb, "Package") == "roceval" and field(deb, "Version") == f"{version()}-1"
     depends = {d.split()[0] for d in field(deb, "Depends").split(", ")}
-    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*)\]",
-                        subprocess.run(["readelf", "-d", ROCEVAL], capture_output=True, text=True).stdout)
-    assert "libbpf.so.1" in needed and "libxdp.so.1" in needed
+    assert "libbpf.so.1" in needed(ROCEVAL) and "libxdp.so.1" in needed(ROCEVAL)
     ldconfig = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
-    for soname in needed:
+    for soname in needed(ROCEVAL) + dlopened():
         path = re.search(rf"^\s+{re.escape(soname)} \(libc6[^)]*\) => (\S+)$", ldconfig, re.M).group(1)
         # /lib and /usr/lib are one directory on Debian 12: dpkg knows the file under one of them
         real = os.path.realpath(path)
@@ -136,7 +161,7 @@ def test_deb_depends_on_every_library_the_binary_needs(deb):
         assert pkg in depends, (soname, pkg, depends)
     # libibverbs without its providers finds no RDMA device: recommended where it is linked
     recommends = subprocess.run(["dpkg-deb", "-f", deb, "Recommends"], capture_output=True, text=True).stdout.strip()
-    assert recommends == ("ibverbs-providers" if "libibverbs.so.1" in needed else ""), recommends
+    assert recommends == ("ibverbs-providers" if "libibverbs.so.1" in needed(ROCEVAL) else ""), recommends
 
 
 def test_deb_installs_and_runs(deb, tmp_path, good_capture):
@@ -222,6 +247,7 @@ def test_the_build_stage_installs_what_the_makefile_builds_with():
                 .group(1).replace("\\", " ").split())
     deps = set(make_var("DEPS"))
     libs = {flag: library_package(flag) for flag in make_var("LDLIBS") if flag.startswith("-l")}
+    libs |= {f"-l{lib}": library_package(f"-l{lib}") for lib in make_var("DLOPEN_LIBS")}
     assert {"-lbpf", "-lxdp", "-lmicrohttpd", "-lncursesw"} <= libs.keys()
     for flag, pkg in libs.items():
         assert pkg in build, f"{flag}: the Dockerfile's build stage does not install {pkg}"

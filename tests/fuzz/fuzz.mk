@@ -13,7 +13,7 @@ SEED         ?= 1
 FUZZ_SECONDS ?= $(shell echo $$(( $(SECONDS) / 4 > 5 ? $(SECONDS) / 4 : 5 )))
 FUZZ_CC      ?= clang
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-std=gnu11 -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE
+		-std=gnu11 -Iinclude -Iuser/lib -Iuser/cmd -I$(OUTPUT) -D_GNU_SOURCE $(DLOPEN_CFLAGS)
 
 DATAPATH_SRCS := tests/fuzz/datapath.c tests/fuzz/oracle.c tests/fuzz/seeds.c tests/fuzz/mutate.c tests/fuzz/mirror.c
 $(OUTPUT)/fuzz-datapath: $(DATAPATH_SRCS) tests/fuzz/datapath.h $(OUTPUT)/libroceval.a $(USER_HDRS) $(HEADERS) | $(OUTPUT)

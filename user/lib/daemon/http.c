@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,60 @@
 #define HTTP_THREADS 2
 /* Request line and headers of one connection; a scrape's are a few hundred bytes. */
 #define HTTP_CONN_MEMORY (16 * 1024)
+
+#ifndef ROCEVAL_MHD_SONAME
+#error "libmicrohttpd's soname is unknown: install libmicrohttpd-dev (make deps)"
+#endif
+
+/*
+ * libmicrohttpd is opened when the endpoint starts, not linked: it and the TLS libraries it
+ * brings (gnutls and eight more) made every roceval process's start 5 ms longer, as long as a
+ * small capture's whole replay outside the kernel, for a server only the daemon runs.
+ */
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+} mhd;
+
+static const struct {
+	const char *name;
+	void **fn;
+} mhd_symbols[] = {
+	{ "MHD_start_daemon", (void **)&mhd.start_daemon },
+	{ "MHD_stop_daemon", (void **)&mhd.stop_daemon },
+	{ "MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer },
+	{ "MHD_add_response_header", (void **)&mhd.add_response_header },
+	{ "MHD_queue_response", (void **)&mhd.queue_response },
+	{ "MHD_destroy_response", (void **)&mhd.destroy_response },
+};
+
+int http_load(void)
+{
+	static void *lib;
+	size_t i;
+
+	if (lib)
+		return 0;
+	lib = dlopen(ROCEVAL_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		pr_warn("the metrics endpoint needs libmicrohttpd (or --listen none): %s", dlerror());
+		return -1;
+	}
+	for (i = 0; i < sizeof(mhd_symbols) / sizeof(mhd_symbols[0]); i++) {
+		*mhd_symbols[i].fn = dlsym(lib, mhd_symbols[i].name);
+		if (!*mhd_symbols[i].fn) {
+			pr_warn("the metrics endpoint: %s has no %s", ROCEVAL_MHD_SONAME, mhd_symbols[i].name);
+			dlclose(lib);
+			lib = NULL;
+			return -1;
+		}
+	}
+	return 0;
+}
 
 struct http_server {
 	struct MHD_Daemon *mhd;
@@ -65,27 +120,27 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
 			free(text);
 			return MHD_NO;
 		}
-		resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+		resp = mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
 		if (!resp) {
 			free(text);
 			return MHD_NO;
 		}
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
+		mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
 	} else {
-		resp = MHD_create_response_from_buffer(strlen(body), (void *)body,
+		resp = mhd.create_response_from_buffer(strlen(body), (void *)body,
 						       MHD_RESPMEM_PERSISTENT);
 		if (!resp)
 			return MHD_NO;
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 					"text/plain; charset=utf-8");
 		if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+			mhd.add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 		/* a client that sent something else is not worth a kept-alive slot */
 		if (status != MHD_HTTP_OK)
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+			mhd.add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	}
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
+	ret = mhd.queue_response(conn, status, resp);
+	mhd.destroy_response(resp);
 	return ret;
 }
 
@@ -93,6 +148,10 @@ struct http_server *http_start(int listen_fd, http_render_fn render, void *ctx)
 {
 	struct http_server *s = calloc(1, sizeof(*s));
 
+	if (http_load()) {
+		close(listen_fd);
+		return NULL;
+	}
 	if (!s) {
 		pr_warn("couldn't start the HTTP server: out of memory");
 		close(listen_fd);
@@ -100,7 +159,7 @@ struct http_server *http_start(int listen_fd, http_render_fn render, void *ctx)
 	}
 	s->render = render;
 	s->ctx = ctx;
-	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
+	s->mhd = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
 				  answer, s,
 				  MHD_OPTION_LISTEN_SOCKET, listen_fd,
 				  MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)HTTP_THREADS,
@@ -121,6 +180,6 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->mhd);
+	mhd.stop_daemon(s->mhd);
 	free(s);
 }

@@ -24,6 +24,8 @@ typedef void (*http_render_fn)(void *ctx, FILE *f);
 
 struct http_server;
 
+/* Opens libmicrohttpd, once; -1 when it cannot, printed. */
+int http_load(void);
 /* Serves on listen_fd, which it takes over (closed by http_stop()).  NULL on failure, printed. */
 struct http_server *http_start(int listen_fd, http_render_fn render, void *ctx);
 /* Stops the threads and closes every connection and the listening socket. */

@@ -732,7 +732,7 @@ static int daemon_start(struct daemon *d)
 	clock_gettime(CLOCK_REALTIME, &now);
 	d->start_time = now.tv_sec + now.tv_nsec / 1e9;
 	/* bound before anything is attached, served once the set is built */
-	if (!d->cfg.listen_off && (fd = open_listener(&d->cfg)) < 0)
+	if (!d->cfg.listen_off && (http_load() || (fd = open_listener(&d->cfg)) < 0))
 		return -1;
 	if (build_set(d, &d->cfg, set, &n)) {
 		if (fd >= 0)
