@@ -60,19 +60,17 @@ struct {
 } cm_ends SEC(".maps");
 
 /*
- * Each of the two tables looked up at one site, whatever reaches it: the
- * kernel patches every lookup site at load by copying the whole program
- * (docs/performance.md), and a connection's tables are read off the data
- * path, where a call costs nothing that counts.
+ * A connection's tables are read off the data path, where a call costs
+ * nothing that counts: through rare_lookup (frame.bpf.h), one call each.
  */
 static __noinline struct roceval_conn *cm_conn_get(const struct roceval_cm_key *k)
 {
-	return bpf_map_lookup_elem(&cm_conns, k);
+	return rare_lookup(&cm_conns, k);
 }
 
 static __noinline struct roceval_cm_end *cm_end_get(const struct roceval_cm_end_key *k)
 {
-	return bpf_map_lookup_elem(&cm_ends, k);
+	return rare_lookup(&cm_ends, k);
 }
 
 struct {
@@ -107,10 +105,10 @@ struct {
 	__type(value, struct cm_scratch);
 } cm_scratch SEC(".maps");
 
-/* One lookup site (frame.bpf.h's counters_get). */
+/* Off the data path: rare_lookup (frame.bpf.h). */
 static __noinline struct cm_scratch *cm_scratch_get(void)
 {
-	return bpf_map_lookup_elem(&cm_scratch, &map_zero);
+	return rare_lookup(&cm_scratch, &map_zero);
 }
 
 static __always_inline __u64 rd64(const __u8 *p)
@@ -283,7 +281,7 @@ static __always_inline struct roceval_conn *cm_create(struct cm_scratch *c, stru
 	if (!cap)
 		return 0;
 	slot = seq % cap;
-	slot_key = bpf_map_lookup_elem(&conn_ring, &slot);
+	slot_key = rare_lookup(&conn_ring, &slot);
 	if (!slot_key)
 		return 0;
 	if (seq >= cap) {
@@ -400,7 +398,7 @@ static __always_inline void cm_rej(struct cm_scratch *c, struct roceval_scratch 
 
 	violate(s, cnt, RULE_CM_REJ);
 	reason = reason < ROCEVAL_CM_REJ_SLOTS ? reason : ROCEVAL_CM_REJ_SLOTS - 1;
-	slot = bpf_map_lookup_elem(&cm_rej_reasons, &reason);
+	slot = rare_lookup(&cm_rej_reasons, &reason);
 	if (slot)
 		(*slot)++;
 	conn = cm_find(c, &s->fi, local, remote, &side);

@@ -238,12 +238,12 @@ static __always_inline void cc_wait_on(struct cc_scratch *x, struct roceval_flow
 /*
  * Whether the window flow f (in `slot`) is flagged for still waits at
  * `now`.  Two judges of one window (a frame and the timer) count it once.
- * One copy: its lookups are sites the kernel patches at load once.
+ * One copy, called; its lookups are rare_lookup's (frame.bpf.h).
  */
 static __noinline int cc_wait_judge(const struct roceval_settings *cfg, struct roceval_flow *f, __u32 slot,
 				 __u64 now)
 {
-	struct roceval_cc_key *k = bpf_map_lookup_elem(&cc_waits, &slot);
+	struct roceval_cc_key *k = rare_lookup(&cc_waits, &slot);
 	struct roceval_cc_scope *e = k ? cc_scope_find(k) : 0;
 	__u64 ce = e ? e->ce_ns : 0, since = cc_since(now, ce);
 
@@ -339,7 +339,7 @@ __noinline int roceval_congestion(__u32 frame_len)
 	struct roceval_scratch *s = scratch_get();
 	struct roceval_counters *cnt = counters_get();
 	struct roceval_settings *cfg = settings_get();
-	struct cc_scratch *x = bpf_map_lookup_elem(&cc_scratch, &zero);
+	struct cc_scratch *x = rare_lookup(&cc_scratch, &zero);
 	struct roceval_flow *last, *f;
 	__u32 slot;
 	bool ce, follow;

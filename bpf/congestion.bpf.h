@@ -50,10 +50,10 @@ struct {
 	__type(value, __u32);
 } cc_pairs SEC(".maps");
 
-/* One lookup site (frame.bpf.h's counters_get). */
+/* Off the frame's common path: rare_lookup (frame.bpf.h). */
 static __noinline __u32 *cc_pair_of(const struct roceval_flow_key *k)
 {
-	return bpf_map_lookup_elem(&cc_pairs, k);
+	return rare_lookup(&cc_pairs, k);
 }
 
 /*
@@ -88,10 +88,10 @@ struct {
 	__type(value, struct roceval_congestion);
 } congestion SEC(".maps");
 
-/* One lookup site (frame.bpf.h's counters_get). */
+/* Off the frame's common path: rare_lookup (frame.bpf.h). */
 static __noinline struct roceval_congestion *congestion_get(void)
 {
-	return bpf_map_lookup_elem(&congestion, &map_zero);
+	return rare_lookup(&congestion, &map_zero);
 }
 
 /* Keys built in map memory: the deepest call chain leaves this function little stack. */
@@ -183,10 +183,10 @@ static __noinline void cc_key_set(struct cc_scratch *x, const __u8 *np, const __
 	x->key.pad[0] = x->key.pad[1] = x->key.pad[2] = 0;
 }
 
-/* One lookup site (frame.bpf.h's counters_get). */
+/* Off the frame's common path: rare_lookup (frame.bpf.h). */
 static __noinline struct roceval_cc_scope *cc_scope_find(const struct roceval_cc_key *k)
 {
-	return bpf_map_lookup_elem(&cc_scopes, k);
+	return rare_lookup(&cc_scopes, k);
 }
 
 /* The scope in x->key, made with what x->fresh holds when it is new (then NULL: nothing to judge). */

@@ -487,10 +487,10 @@ struct {
 	__type(value, struct roceval_resp_holes);
 } resp_holes SEC(".maps");
 
-/* One lookup site (frame.bpf.h's counters_get). */
+/* Off the frame's common path: rare_lookup (frame.bpf.h). */
 static __noinline struct roceval_resp_holes *resp_holes_at(__u32 slot)
 {
-	return bpf_map_lookup_elem(&resp_holes, &slot);
+	return rare_lookup(&resp_holes, &slot);
 }
 
 static __always_inline void response_holes_set(struct roceval_flow *f, struct roceval_resp_holes *h, struct bits m)

@@ -276,6 +276,20 @@ struct {
 /* The key of the one-entry maps, read-only map memory: the getters take no stack. */
 static const __u32 map_zero;
 
+/*
+ * The lookups of what few frames need (a connection's MADs and tables,
+ * congestion's, the reorder window's, a mirror session learned, a trace's
+ * samples), all made here: the kernel inlines a lookup site that sees one
+ * map, patched in at load by a copy of the whole program and its
+ * per-instruction data (docs/performance.md), and leaves this one, which
+ * sees many, a call of the map's own lookup.  The common path looks its
+ * maps up itself, where a call would cost.
+ */
+static __noinline void *rare_lookup(void *map, const void *key)
+{
+	return bpf_map_lookup_elem(map, key);
+}
+
 static __noinline struct roceval_counters *counters_get(void)
 {
 	return bpf_map_lookup_elem(&counters, &map_zero);

@@ -53,7 +53,7 @@ struct {
 static __always_inline __u32 mirror_slot_new(void)
 {
 	__u32 zero = 0, slot = ROCEVAL_MIRROR_SESSIONS;
-	struct mirror_next *m = bpf_map_lookup_elem(&mirror_next, &zero);
+	struct mirror_next *m = rare_lookup(&mirror_next, &zero);
 
 	if (!m)
 		return slot;
@@ -249,14 +249,14 @@ static __always_inline __u32 mirror_slot(struct roceval_scratch *s)
 
 	if (a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3])
 		return s->mlast_slot;
-	found = bpf_map_lookup_elem(&mirror_sessions, &s->mkey);
+	found = rare_lookup(&mirror_sessions, &s->mkey);
 	if (found) {
 		slot = *found;
 	} else {
 		slot = mirror_slot_new();
 		if (slot >= ROCEVAL_MIRROR_SESSIONS ||
 		    bpf_map_update_elem(&mirror_sessions, &s->mkey, &slot, BPF_NOEXIST)) {
-			found = bpf_map_lookup_elem(&mirror_sessions, &s->mkey);
+			found = rare_lookup(&mirror_sessions, &s->mkey);
 			slot = found ? *found : ROCEVAL_MIRROR_SESSIONS;
 		}
 	}
@@ -350,7 +350,7 @@ __noinline int roceval_mirror(struct roceval_scratch *s, struct roceval_counters
 	if (session) {
 		cnt->total[TOTAL_MIRROR_NESTED]++;
 		slot = session - 1;
-		st = bpf_map_lookup_elem(&mirror_stats, &slot);
+		st = rare_lookup(&mirror_stats, &slot);
 		if (st)
 			st->nested++;
 		return 0;

@@ -30,14 +30,14 @@ static __always_inline __u32 cc_flow_id(const struct roceval_flow_key *k)
 
 /*
  * The flow's record, started afresh (then NULL: nothing to measure yet)
- * when the flow had none or its slot held another flow's.  One copy: its
- * lookup is a site the kernel patches at load once.
+ * when the flow had none or its slot held another flow's.  Its lookup is
+ * rare_lookup's (frame.bpf.h).
  */
 static __noinline struct roceval_cc_rate *cc_rate_of(struct cc_scratch *x, const struct roceval_flow *f,
 						       __u32 bytes)
 {
 	__u32 slot = f->cold, id = cc_flow_id(&f->key);
-	struct roceval_cc_rate *r = bpf_map_lookup_elem(&cc_rate, &slot);
+	struct roceval_cc_rate *r = rare_lookup(&cc_rate, &slot);
 
 	if (r && r->id == id)
 		return r;

@@ -134,12 +134,12 @@ static __always_inline void trace_sample_one(void *ctx, bool tc, __u32 base, __u
 	__u32 zero = 0;
 	__u64 cap;
 
-	flt = bpf_map_lookup_elem(&trace_filters, &slot);
+	flt = rare_lookup(&trace_filters, &slot);
 	if (!flt || !trace_match(s, flt))
 		return;
-	tb = bpf_map_lookup_elem(&trace_tb, &slot);
-	tbuf = bpf_map_lookup_elem(&trace_buf, &zero);
-	rb = bpf_map_lookup_elem(&trace_rbs, &slot);
+	tb = rare_lookup(&trace_tb, &slot);
+	tbuf = rare_lookup(&trace_buf, &zero);
+	rb = rare_lookup(&trace_rbs, &slot);
 	if (!tb || !tbuf || !rb)
 		return;
 	if (!trace_take_token(tb, cfg)) {
