@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """The structure limits of the C sources: no file over 800 lines, no function over 80, no .c
 included, at most 12 sources directly in user/lib (the rest in a folder per concern), and no
-library file named like a command."""
+library file named like a command; and of the BPF programs: the verifier's work on each."""
 import re
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -12,6 +14,9 @@ from conftest import ROOT
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 80
 MAX_LIB_TOP_SOURCES = 12
+# Instructions the verifier may process for one program: what each load costs a replay's start
+# (docs/performance.md); the kernel's limit is 1M.
+MAX_PROCESSED = 150_000
 
 
 def c_sources():
@@ -112,3 +117,29 @@ def test_each_folder_has_one_header_for_the_others(folder):
             if h not in face:
                 wrong.append(f"{p.relative_to(ROOT)}: {folder}/{h}")
     assert not wrong
+
+
+def test_each_program_verifies_within_its_budget():
+    """Every program the object loads (bpftool loadall: all but the device-bound one) passes the
+    verifier, each within MAX_PROCESSED instructions."""
+    if not shutil.which("bpftool"):
+        pytest.skip("bpftool is not installed")
+    progs, counts, failed = [], [], []
+    with tempfile.TemporaryDirectory(dir="/sys/fs/bpf", prefix="roceval-test-verifier-") as pins:
+        # -d: the verifier's logs, every instruction of them (hundreds of MB): read as they come.
+        # Pinning stops at the device-bound program, not loaded; the logs have the rest.
+        with subprocess.Popen(["bpftool", "-d", "prog", "loadall", ROOT / ".output" / "roceval_plain.bpf.o",
+                               f"{pins}/p"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True, errors="replace") as proc:
+            for line in proc.stderr:
+                if m := re.match(r"libbpf: prog '(\w+)': -- BEGIN PROG LOAD LOG --", line):
+                    progs.append(m.group(1))
+                elif m := re.match(r"processed (\d+) insns", line):
+                    counts.append(int(m.group(1)))
+                elif "failed to load object" in line or "Too large" in line:
+                    failed.append(line.strip())
+    assert not failed, failed
+    assert sorted(progs) == ["roceval_replay", "roceval_replay_end", "roceval_tc", "roceval_xdp"], progs
+    assert len(counts) == len(progs)
+    over = {p: n for p, n in zip(progs, counts) if n > MAX_PROCESSED}
+    assert not over, over
