@@ -20,8 +20,8 @@
 
 /*
  * libmicrohttpd is opened when the endpoint starts, not linked: it and the TLS libraries it
- * brings (gnutls and eight more) made every roceval process's start 5 ms longer, as long as a
- * small capture's whole replay outside the kernel, for a server only the daemon runs.
+ * brings (gnutls and eight more) made every roceval process's start 5 ms longer
+ * (docs/performance.md), for a server only the daemon runs.
  */
 static struct {
 	__typeof__(MHD_start_daemon) *start_daemon;
