@@ -6,7 +6,7 @@
 
 FROM debian:12 AS build
 # What `make deb` runs and links against: the compilers, bpftool, a -dev package for each
-# library in the Makefile's LDLIBS (libc6-dev: -lm -lpthread), dpkg-shlibdeps and strip.
+# library in the Makefile's LDLIBS and DLOPEN_LIBS (libc6-dev: -lm -lpthread), dpkg-shlibdeps and strip.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
        clang bpftool gcc make libc6-dev libbpf-dev libelf-dev zlib1g-dev libpcap0.8-dev libxdp-dev \

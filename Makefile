@@ -132,7 +132,8 @@ install: $(BIN)
 
 # make deb: roceval_VERSION-1_ARCH.deb from this tree.  Depends is what dpkg-shlibdeps finds the
 # binary, and a program linked against DLOPEN_LIBS, need, so a library added to LDLIBS or
-# DLOPEN_LIBS reaches the package by itself.  libibverbs
+# DLOPEN_LIBS reaches the package by itself (--warnings=1: that program uses none of their
+# symbols, by design).  libibverbs
 # finds no device without its providers (feed --rdma), which it does not depend on: recommended.
 VERSION  := $(shell sed -n 's/^\#define ROCEVAL_VERSION "\(.*\)"/\1/p' user/lib/version.h)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
@@ -148,8 +149,9 @@ deb: $(BIN)
 	install -D -m 0644 deploy/debian-copyright $(DEB_ROOT)/usr/share/doc/roceval/copyright
 	mkdir -p $(DEB_ROOT)/DEBIAN $(OUTPUT)/deb/debian
 	printf 'Source: roceval\n\nPackage: roceval\nArchitecture: any\n' > $(OUTPUT)/deb/debian/control
-	printf 'int main(void) { return 0; }\n' | $(CC) -x c - -o $(OUTPUT)/deb/dlopened -Wl,--no-as-needed $(addprefix -l,$(DLOPEN_LIBS))
-	cd $(OUTPUT)/deb && dpkg-shlibdeps -O -eroot/usr/sbin/roceval -edlopened > shlibs.substvars
+	printf 'int main(void) { return 0; }\n' | $(CC) -x c - -o $(DEB_ROOT)/dlopened -Wl,--no-as-needed $(addprefix -l,$(DLOPEN_LIBS))
+	cd $(OUTPUT)/deb && dpkg-shlibdeps -O --warnings=1 -eroot/usr/sbin/roceval -eroot/dlopened > shlibs.substvars
+	rm $(DEB_ROOT)/dlopened
 	{ echo "Package: roceval"; echo "Version: $(VERSION)-1"; echo "Architecture: $(DEB_ARCH)"; \
 	  echo "Maintainer: roceval developers <roceval@users.noreply.github.com>"; \
 	  echo "Section: net"; echo "Priority: optional"; \
