@@ -459,7 +459,8 @@ static __always_inline void window_advance(struct reorder_ctx *c, __u32 h, __u32
 
 	window_count(c, m, q, bits_and(bits_below(win), bits_not(bits_below(lo))));
 	/* the PSN that lands just past the window: was it a hole? */
-	marker = cmp_copy(s) <= cmp_copy(win) ? bits_test(m, win - s) : cmp_copy(s) > cmp_copy(win) + 1 && cmp_copy(h) && cmp_copy(n) - 1 <= cmp_copy(win);
+	marker = cmp_copy(s) <= cmp_copy(win) ? bits_test(m, win - s)
+					      : cmp_copy(s) > cmp_copy(win) + 1 && cmp_copy(h) && cmp_copy(n) - 1 <= cmp_copy(win);
 	/* holes past the window at once: one run, next to the PSN seen before them */
 	if (cmp_copy(h) && cmp_copy(s) - 2 >= cmp_copy(win)) {
 		c->gaps++;
